@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# gpu_check.sh: on the lent GPU machine, runs the GPU tests, the CUDA end-to-end tests,
+# compute-sanitizer over the kernels, and a few matserve-cli calls against a CUDA server.
+# Here, first:  cmake --build build && tools/pack_gpu.sh   (fills .device/)
+# There:        bash tools/gpu_check.sh   (logs go to $OUT when it is set)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export LD_LIBRARY_PATH=$PWD/.device/lib:${LD_LIBRARY_PATH:-}
+export MATSERVE_SERVER_BINARY=$PWD/.device/bin/matserve-server
+out=${OUT:-/tmp/matserve-gpu-check}
+mkdir -p "$out"
+bin=.device/bin
+failed=0
+step() {  # step NAME COMMAND...: runs it, logs it, remembers a failure
+  local name=$1; shift
+  echo "=== $name"
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|ERROR SUMMARY" "$out/$name.log" | head -20
+  [ $rc -eq 0 ] || { echo "!!! $name failed (exit $rc)"; tail -30 "$out/$name.log"; failed=1; }
+}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+step cuda_test $bin/matserve_cuda_test
+step e2e_cuda_test $bin/matserve_e2e_cuda_test
+step e2e_cpu_test $bin/matserve_e2e_test
+step sanitizer_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+  $bin/matserve_cuda_test --gtest_filter='-*1000x3000x777*:*513x1025x257*'
+step sanitizer_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+  $bin/matserve_cuda_test --gtest_filter='*127x131x137*:*4097x33x5*'
+
+echo "=== matserve-cli against --backend=cuda"
+$bin/matserve-server --address=127.0.0.1:50051 --backend=cuda >"$out/server.log" 2>&1 &
+server=$!
+for _ in $(seq 100); do grep -q "serving on" "$out/server.log" && break; sleep 0.1; done
+cat "$out/server.log"
+for shape in "--m 1 --k 1 --n 1" "--m 512 --k 512 --n 512" "--m 1000 --k 3000 --n 777" \
+             "--m 2048 --k 2048 --n 2048"; do
+  $bin/matserve-cli multiply $shape || failed=1
+done
+for shape in "--rows 1000 --cols 3000" "--rows 8192 --cols 8192" "--rows 1 --cols 100003"; do
+  $bin/matserve-cli transpose $shape || failed=1
+done
+$bin/matserve-cli multiply --m 3 --k 4 --n 5 --timeout 0.000001s; echo "(expected DEADLINE_EXCEEDED above)"
+kill -TERM $server; wait $server; echo "server exit status $?"
+tail -2 "$out/server.log"
+echo "gpu_check: $([ $failed -eq 0 ] && echo ALL PASSED || echo FAILURES)"
+exit $failed

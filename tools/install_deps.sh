@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# install_deps.sh: the Debian 12 / Ubuntu 24.04 packages matserve builds and tests with.
+# Runs apt-get as root (through sudo when not root). CUDA is optional: with nvcc at
+# /usr/local/cuda/bin (or on PATH) the CUDA backend is built too.
+set -euo pipefail
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build pkg-config \
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libabsl-dev \
+  libeigen3-dev libgtest-dev python3 python3-grpcio python3-protobuf >/dev/null

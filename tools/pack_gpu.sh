@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# pack_gpu.sh [BUILD_DIR]: copies the programs that tools/gpu_check.sh runs, and the libraries the
+# GPU machine lacks, into .device/ (see DESIGN.md, "Running on a GPU").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+rm -rf .device
+../shared/device/pack.sh .device "$build/server/matserve-server" "$build/client/matserve-cli" \
+  "$build/tests/matserve_cuda_test" "$build/tests/matserve_e2e_cuda_test" \
+  "$build/tests/matserve_e2e_test"
