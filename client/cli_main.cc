@@ -1,4 +1,5 @@
-// matserve-cli: sends one random Multiply or Transpose, checks the answer locally, prints the time.
+// matserve-cli: sends one random Multiply or Transpose, checks the answer
+// locally, prints the time.
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -25,18 +26,21 @@ ABSL_FLAG(uint32_t, rows, 1024, "transpose: rows of the input");
 ABSL_FLAG(uint32_t, cols, 1024, "transpose: cols of the input");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of the call");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random inputs");
-ABSL_FLAG(bool, verify, true, "check the answer against a local float64 reference");
+ABSL_FLAG(bool, verify, true,
+          "check the answer against a local float64 reference");
 
 namespace matserve {
 namespace {
 
 constexpr char kUsage[] =
-    "matserve-cli multiply [--m M --k K --n N] | transpose [--rows R --cols C]  [--target "
-    "host:port]\nSends random matrices, checks the answer locally and prints the time.";
+    "matserve-cli multiply [--m M --k K --n N] | transpose [--rows R --cols C] "
+    " [--target "
+    "host:port]\nSends random matrices, checks the answer locally and prints "
+    "the time.";
 
 int Fail(const absl::Status& status) {
-  std::cerr << "matserve-cli: " << absl::StatusCodeToString(status.code()) << ": "
-            << status.message() << std::endl;
+  std::cerr << "matserve-cli: " << absl::StatusCodeToString(status.code())
+            << ": " << status.message() << std::endl;
   return 1;
 }
 
@@ -46,29 +50,33 @@ int Multiply(const Client& client, std::mt19937_64& rng) {
   const Matrix a = RandomMatrix(m, k, rng);
   const Matrix b = RandomMatrix(k, n, rng);
   const absl::Time start = absl::Now();
-  absl::StatusOr<Matrix> c = client.Multiply(a, b, absl::GetFlag(FLAGS_timeout));
+  absl::StatusOr<Matrix> c =
+      client.Multiply(a, b, absl::GetFlag(FLAGS_timeout));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!c.ok()) return Fail(c.status());
-  std::cout << absl::StrFormat("multiply %ux%ux%u on %s: %.3f ms, %.2f GFLOP/s end to end", m, k,
-                               n, absl::GetFlag(FLAGS_target), seconds * 1e3,
-                               2.0 * m * k * n / seconds * 1e-9);
+  std::cout << absl::StrFormat(
+      "multiply %ux%ux%u on %s: %.3f ms, %.2f GFLOP/s end to end", m, k, n,
+      absl::GetFlag(FLAGS_target), seconds * 1e3,
+      2.0 * m * k * n / seconds * 1e-9);
   if (!absl::GetFlag(FLAGS_verify)) {
     std::cout << std::endl;
     return 0;
   }
   const double error = RelativeError(c->values, ReferenceMultiply(a, b));
   const bool ok = error <= kMultiplyTolerance;
-  std::cout << absl::StrFormat("; relative error %.3g (limit %.0e): %s", error, kMultiplyTolerance,
-                               ok ? "OK" : "WRONG")
+  std::cout << absl::StrFormat("; relative error %.3g (limit %.0e): %s", error,
+                               kMultiplyTolerance, ok ? "OK" : "WRONG")
             << std::endl;
   return ok ? 0 : 1;
 }
 
 int Transpose(const Client& client, std::mt19937_64& rng) {
-  const uint32_t rows = absl::GetFlag(FLAGS_rows), cols = absl::GetFlag(FLAGS_cols);
+  const uint32_t rows = absl::GetFlag(FLAGS_rows),
+                 cols = absl::GetFlag(FLAGS_cols);
   const Matrix input = RandomMatrix(rows, cols, rng);
   const absl::Time start = absl::Now();
-  absl::StatusOr<Matrix> output = client.Transpose(input, absl::GetFlag(FLAGS_timeout));
+  absl::StatusOr<Matrix> output =
+      client.Transpose(input, absl::GetFlag(FLAGS_timeout));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!output.ok()) return Fail(output.status());
   std::cout << absl::StrFormat("transpose %ux%u on %s: %.3f ms", rows, cols,
@@ -84,7 +92,8 @@ int Transpose(const Client& client, std::mt19937_64& rng) {
       exact = std::memcmp(&want, &got, sizeof(float)) == 0;
     }
   }
-  std::cout << (exact ? "; bit-exact: OK" : "; not the exact transpose: WRONG") << std::endl;
+  std::cout << (exact ? "; bit-exact: OK" : "; not the exact transpose: WRONG")
+            << std::endl;
   return exact ? 0 : 1;
 }
 
@@ -99,7 +108,8 @@ int main(int argc, char** argv) {
     std::cerr << matserve::kUsage << std::endl;
     return 2;
   }
-  const matserve::Client client = matserve::Client::Connect(absl::GetFlag(FLAGS_target));
+  const matserve::Client client =
+      matserve::Client::Connect(absl::GetFlag(FLAGS_target));
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
   return command == "multiply" ? matserve::Multiply(client, rng)
                                : matserve::Transpose(client, rng);

@@ -13,10 +13,12 @@
 namespace matserve {
 namespace {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire format is little-endian");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the wire format is little-endian");
 
 absl::Status ToAbslStatus(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
@@ -29,8 +31,8 @@ Client Client::Connect(const std::string& target, int max_message_bytes) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(max_message_bytes);
   arguments.SetMaxSendMessageSize(max_message_bytes);
-  return Client(
-      grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), arguments));
+  return Client(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), arguments));
 }
 
 Client::Client(std::shared_ptr<grpc::Channel> channel)
@@ -44,19 +46,22 @@ absl::StatusOr<Matrix> Client::Multiply(const Matrix& a, const Matrix& b,
   v1::MultiplyResponse response;
   grpc::ClientContext context;
   SetDeadline(context, timeout);
-  if (grpc::Status status = stub_->Multiply(&context, request, &response); !status.ok()) {
+  if (grpc::Status status = stub_->Multiply(&context, request, &response);
+      !status.ok()) {
     return ToAbslStatus(status);
   }
   return FromProto(response.c());
 }
 
-absl::StatusOr<Matrix> Client::Transpose(const Matrix& input, absl::Duration timeout) const {
+absl::StatusOr<Matrix> Client::Transpose(const Matrix& input,
+                                         absl::Duration timeout) const {
   v1::TransposeRequest request;
   ToProto(input, request.mutable_input());
   v1::TransposeResponse response;
   grpc::ClientContext context;
   SetDeadline(context, timeout);
-  if (grpc::Status status = stub_->Transpose(&context, request, &response); !status.ok()) {
+  if (grpc::Status status = stub_->Transpose(&context, request, &response);
+      !status.ok()) {
     return ToAbslStatus(status);
   }
   return FromProto(response.output());
@@ -71,9 +76,9 @@ void ToProto(const Matrix& matrix, v1::Matrix* proto) {
 absl::StatusOr<Matrix> FromProto(const v1::Matrix& proto) {
   const uint64_t elements = uint64_t{proto.rows()} * proto.cols();
   if (proto.data().size() != elements * sizeof(float)) {
-    return absl::DataLossError(absl::StrCat("response matrix is ", proto.rows(), "x",
-                                            proto.cols(), " but carries ", proto.data().size(),
-                                            " bytes"));
+    return absl::DataLossError(absl::StrCat("response matrix is ", proto.rows(),
+                                            "x", proto.cols(), " but carries ",
+                                            proto.data().size(), " bytes"));
   }
   Matrix matrix{proto.rows(), proto.cols(), std::vector<float>(elements)};
   std::memcpy(matrix.values.data(), proto.data().data(), proto.data().size());

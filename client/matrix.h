@@ -1,4 +1,5 @@
-// Matrix: the client's dense row-major float32 matrix, and random test data for it.
+// Matrix: the client's dense row-major float32 matrix, and random test data for
+// it.
 #ifndef MATSERVE_CLIENT_MATRIX_H_
 #define MATSERVE_CLIENT_MATRIX_H_
 
@@ -13,8 +14,12 @@ struct Matrix {
   uint32_t cols = 0;
   std::vector<float> values;  // row-major, rows * cols of them
 
-  float& at(uint32_t row, uint32_t col) { return values[uint64_t{row} * cols + col]; }
-  float at(uint32_t row, uint32_t col) const { return values[uint64_t{row} * cols + col]; }
+  float& at(uint32_t row, uint32_t col) {
+    return values[uint64_t{row} * cols + col];
+  }
+  float at(uint32_t row, uint32_t col) const {
+    return values[uint64_t{row} * cols + col];
+  }
 };
 
 // rows x cols values drawn uniformly from [-1, 1).

@@ -20,7 +20,8 @@ std::vector<double> ReferenceMultiply(const Matrix& a, const Matrix& b) {
   return c;
 }
 
-double RelativeError(const std::vector<float>& got, const std::vector<double>& want) {
+double RelativeError(const std::vector<float>& got,
+                     const std::vector<double>& want) {
   if (got.size() != want.size()) return NAN;
   double diff = 0.0, norm = 0.0;
   for (size_t i = 0; i < got.size(); ++i) {

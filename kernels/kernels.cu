@@ -15,16 +15,16 @@ bool FitsGrid(int64_t blocks) { return blocks <= INT_MAX; }
 
 }  // namespace
 
-cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
-                  cudaStream_t stream) {
+cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
+                  const float* b, float* c, cudaStream_t stream) {
   constexpr int kTile = 32;
   if (m <= 0 || n <= 0 || k <= 0) return cudaErrorInvalidValue;
   const int64_t tiles_n = CeilDiv(n, kTile);
   const int64_t blocks = CeilDiv(m, kTile) * tiles_n;
   if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
   SgemmTiledKernel<kTile>
-      <<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, stream>>>(m, n, k, a, b, c,
-                                                                         tiles_n);
+      <<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, stream>>>(
+          m, n, k, a, b, c, tiles_n);
   return cudaGetLastError();
 }
 
@@ -37,8 +37,8 @@ cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,
   const int64_t blocks = CeilDiv(rows, kTile) * tiles_cols;
   if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
   TransposeTiledKernel<kTile, kRows>
-      <<<static_cast<unsigned>(blocks), dim3(kTile, kRows), 0, stream>>>(rows, cols, in, out,
-                                                                         tiles_cols);
+      <<<static_cast<unsigned>(blocks), dim3(kTile, kRows), 0, stream>>>(
+          rows, cols, in, out, tiles_cols);
   return cudaGetLastError();
 }
 

@@ -1,4 +1,5 @@
-// matserve's public kernel API: host launchers for the GPU kernels, on device pointers and a stream.
+// matserve's public kernel API: host launchers for the GPU kernels, on device
+// pointers and a stream.
 #ifndef MATSERVE_KERNELS_KERNELS_H_
 #define MATSERVE_KERNELS_KERNELS_H_
 
@@ -8,14 +9,15 @@
 
 namespace matserve::kernels {
 
-// C = A * B for row-major device matrices: A is m x k, B is k x n, C is m x n. Any sizes >= 1;
-// fp32 accumulation. Returns cudaErrorInvalidValue for a zero or negative size, else the launch
-// error (the kernel itself runs asynchronously on `stream`).
-cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
-                  cudaStream_t stream);
+// C = A * B for row-major device matrices: A is m x k, B is k x n, C is m x n.
+// Any sizes >= 1; fp32 accumulation. Returns cudaErrorInvalidValue for a zero
+// or negative size, else the launch error (the kernel itself runs
+// asynchronously on `stream`).
+cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
+                  const float* b, float* c, cudaStream_t stream);
 
-// out = in^T for a row-major rows x cols device matrix; out is cols x rows. Bit-exact. Same error
-// contract as Sgemm.
+// out = in^T for a row-major rows x cols device matrix; out is cols x rows.
+// Bit-exact. Same error contract as Sgemm.
 cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,
                       cudaStream_t stream);
 

@@ -1,4 +1,5 @@
-// Transpose through a padded shared-memory tile: coalesced reads and coalesced writes.
+// Transpose through a padded shared-memory tile: coalesced reads and coalesced
+// writes.
 #ifndef MATSERVE_KERNELS_TRANSPOSE_TILED_CUH_
 #define MATSERVE_KERNELS_TRANSPOSE_TILED_CUH_
 
@@ -6,17 +7,22 @@
 
 namespace matserve::kernels {
 
-// A block of kTile x kRows threads moves one kTile x kTile tile, each thread kTile / kRows
-// elements. It reads the tile row by row (coalesced), and writes it to the output row by row
-// (coalesced), reading the shared tile by column in between. The tile row is padded by one word
-// so that a column's kTile elements fall in kTile different banks; unpadded, a column read would
-// be a kTile-way bank conflict. Tiles are numbered in one grid dimension, as in SgemmTiledKernel.
+// A block of kTile x kRows threads moves one kTile x kTile tile, each thread
+// kTile / kRows elements. It reads the tile row by row (coalesced), and writes
+// it to the output row by row (coalesced), reading the shared tile by column in
+// between. The tile row is padded by one word so that a column's kTile elements
+// fall in kTile different banks; unpadded, a column read would be a kTile-way
+// bank conflict. Tiles are numbered in one grid dimension, as in
+// SgemmTiledKernel.
 template <int kTile, int kRows>
 __global__ void __launch_bounds__(kTile* kRows)
-    TransposeTiledKernel(int64_t rows, int64_t cols, const float* __restrict__ in,
-                         float* __restrict__ out, int64_t tiles_cols) {
-  static_assert(kTile % kRows == 0, "each thread moves a whole number of tile rows");
-  static_assert(kTile == 32, "the padding argument assumes one tile row per 32 banks");
+    TransposeTiledKernel(int64_t rows, int64_t cols,
+                         const float* __restrict__ in, float* __restrict__ out,
+                         int64_t tiles_cols) {
+  static_assert(kTile % kRows == 0,
+                "each thread moves a whole number of tile rows");
+  static_assert(kTile == 32,
+                "the padding argument assumes one tile row per 32 banks");
   __shared__ float tile[kTile][kTile + 1];
 
   const int64_t row0 = blockIdx.x / tiles_cols * kTile;
@@ -28,11 +34,13 @@ __global__ void __launch_bounds__(kTile* kRows)
     const int64_t c = col0 + tx;
     if (r < rows && c < cols) tile[j][tx] = in[r * cols + c];
   }
-  __syncthreads();  // the whole tile is in shared memory before any column of it is read
+  __syncthreads();  // the whole tile is in shared memory before any column of
+                    // it is read
   for (int j = threadIdx.y; j < kTile; j += kRows) {
     const int64_t out_row = col0 + j;  // an input column
     const int64_t out_col = row0 + tx;
-    if (out_row < cols && out_col < rows) out[out_row * rows + out_col] = tile[tx][j];
+    if (out_row < cols && out_col < rows)
+      out[out_row * rows + out_col] = tile[tx][j];
   }
 }
 

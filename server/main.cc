@@ -1,4 +1,5 @@
-// matserve-server: flags -> options, backend selection, the gRPC server, and graceful shutdown.
+// matserve-server: flags -> options, backend selection, the gRPC server, and
+// graceful shutdown.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -24,24 +25,31 @@
 #include "server/rpc/matrix_service.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0:50051",
-          "host:port to listen on; port 0 picks a free port (the log line says which)");
+          "host:port to listen on; port 0 picks a free port (the log line says "
+          "which)");
 ABSL_FLAG(std::string, backend, "auto",
-          "auto | cuda | cpu. auto: CUDA when a GPU is visible, else the CPU (Eigen)");
+          "auto | cuda | cpu. auto: CUDA when a GPU is visible, else the CPU "
+          "(Eigen)");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{1} << 30,
-          "largest request or response message, in bytes (gRPC's own default is 4 MiB)");
+          "largest request or response message, in bytes (gRPC's own default "
+          "is 4 MiB)");
 ABSL_FLAG(uint64_t, max_elements, uint64_t{1} << 27,
           "largest matrix, in elements, that a request may send or get back");
 ABSL_FLAG(int, streams, 4, "CUDA streams (one worker each) per visible GPU");
-ABSL_FLAG(uint64_t, max_queued_requests, 1024,
-          "requests waiting for compute before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(
+    uint64_t, max_queued_requests, 1024,
+    "requests waiting for compute before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
-          "on SIGTERM/SIGINT, how long calls in flight may take to finish before they are "
+          "on SIGTERM/SIGINT, how long calls in flight may take to finish "
+          "before they are "
           "cancelled");
 
 namespace matserve {
 namespace {
 
-void Log(const std::string& line) { std::cerr << "matserve-server: " << line << std::endl; }
+void Log(const std::string& line) {
+  std::cerr << "matserve-server: " << line << std::endl;
+}
 
 // The executors for --backend, and a line that says what was chosen and why.
 absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
@@ -51,16 +59,18 @@ absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
         absl::StrCat("--backend=", backend, ": expected auto, cuda or cpu"));
   }
   if (streams < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--streams=", streams, ": must be >= 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--streams=", streams, ": must be >= 1"));
   }
   bool use_cuda = backend == "cuda";
   if (backend == "auto") {
     absl::StatusOr<int> devices = engine::CudaDeviceCount();
     use_cuda = devices.ok() && *devices > 0;
     if (!use_cuda) {
-      Log(absl::StrCat("backend auto: no GPU (",
-                       devices.ok() ? "no CUDA device visible" : devices.status().message(),
-                       "), using the CPU"));
+      Log(absl::StrCat(
+          "backend auto: no GPU (",
+          devices.ok() ? "no CUDA device visible" : devices.status().message(),
+          "), using the CPU"));
     }
   }
   if (use_cuda) return engine::MakeCudaExecutors(streams);
@@ -70,8 +80,8 @@ absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
 }
 
 int Serve() {
-  // SIGTERM and SIGINT are taken by sigwait below; block them before any thread starts so that
-  // every thread inherits the mask and none is interrupted.
+  // SIGTERM and SIGINT are taken by sigwait below; block them before any thread
+  // starts so that every thread inherits the mask and none is interrupted.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
@@ -79,8 +89,10 @@ int Serve() {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   const int64_t max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  if (max_message_bytes < 1 || max_message_bytes > std::numeric_limits<int>::max()) {
-    Log(absl::StrCat("--max_message_bytes=", max_message_bytes, ": must be in [1, 2^31 - 1]"));
+  if (max_message_bytes < 1 ||
+      max_message_bytes > std::numeric_limits<int>::max()) {
+    Log(absl::StrCat("--max_message_bytes=", max_message_bytes,
+                     ": must be in [1, 2^31 - 1]"));
     return 2;
   }
   if (absl::GetFlag(FLAGS_max_elements) < 1) {
@@ -90,20 +102,24 @@ int Serve() {
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       MakeExecutors(absl::GetFlag(FLAGS_backend), absl::GetFlag(FLAGS_streams));
   if (!executors.ok()) {
-    Log(absl::StrCat("cannot start the backend: ", executors.status().ToString()));
+    Log(absl::StrCat("cannot start the backend: ",
+                     executors.status().ToString()));
     return 1;
   }
   const std::string backend_description = (*executors)[0]->Describe();
   const size_t workers = executors->size();
-  engine::Engine engine(std::move(*executors),
-                        {.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_requests)});
-  rpc::MatrixService service(&engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)});
+  engine::Engine engine(
+      std::move(*executors),
+      {.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_requests)});
+  rpc::MatrixService service(
+      &engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_address), grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(absl::GetFlag(FLAGS_address),
+                           grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.RegisterService(&service);
@@ -117,14 +133,16 @@ int Serve() {
   health->SetServingStatus(v1::MatrixService::service_full_name(), true);
 
   const std::string address = absl::GetFlag(FLAGS_address);
-  Log(absl::StrCat("serving on ", address.substr(0, address.rfind(':')), ":", port, " with ",
-                   backend_description, " x", workers));
+  Log(absl::StrCat("serving on ", address.substr(0, address.rfind(':')), ":",
+                   port, " with ", backend_description, " x", workers));
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   Log(absl::StrCat("signal ", signal_number, ": draining calls in flight"));
-  health->Shutdown();  // NOT_SERVING from now on, so load balancers look elsewhere
-  server->Shutdown(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_shutdown_grace)));
+  health->Shutdown();  // NOT_SERVING from now on, so load balancers look
+                       // elsewhere
+  server->Shutdown(
+      absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_shutdown_grace)));
   engine.Stop();
   Log("stopped");
   return 0;
@@ -134,7 +152,8 @@ int Serve() {
 }  // namespace matserve
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("matserve-server: the matserve gRPC matrix service");
+  absl::SetProgramUsageMessage(
+      "matserve-server: the matserve gRPC matrix service");
   absl::ParseCommandLine(argc, argv);
   return matserve::Serve();
 }

@@ -1,4 +1,5 @@
-// The CPU backend against the float64 reference on odd shapes, IEEE specials, and exact transpose.
+// The CPU backend against the float64 reference on odd shapes, IEEE specials,
+// and exact transpose.
 #include "server/engine/cpu_executor.h"
 
 #include <gtest/gtest.h>
@@ -20,26 +21,34 @@ TEST_P(CpuMultiply, MatchesFloat64Reference) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = RandomMatrix(s.m, s.k, rng);
   const Matrix b = RandomMatrix(s.k, s.n, rng);
-  std::vector<float> c(uint64_t{s.m} * s.n, NAN);  // poisoned: unwritten entries fail
+  std::vector<float> c(uint64_t{s.m} * s.n,
+                       NAN);  // poisoned: unwritten entries fail
   CpuExecutor executor;
-  ASSERT_TRUE(executor.Run(MultiplyOp{s.m, s.k, s.n, a.values.data(), b.values.data(), c.data()})
+  ASSERT_TRUE(executor
+                  .Run(MultiplyOp{s.m, s.k, s.n, a.values.data(),
+                                  b.values.data(), c.data()})
                   .ok());
   matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, CpuMultiply,
                          ::testing::ValuesIn(matserve::testing::OddShapes()),
-                         [](const auto& info) { return ShapeName(info.param); });
+                         [](const auto& info) {
+                           return ShapeName(info.param);
+                         });
 
 TEST(CpuMultiply, NanAndInfinityPropagateAsIeeeArithmetic) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = matserve::testing::MatrixWithSpecialValues(37, 41, rng);
   const Matrix b = matserve::testing::MatrixWithSpecialValues(41, 29, rng);
   std::vector<float> c(37 * 29);
-  ASSERT_TRUE(
-      CpuExecutor().Run(MultiplyOp{37, 41, 29, a.values.data(), b.values.data(), c.data()}).ok());
+  ASSERT_TRUE(CpuExecutor()
+                  .Run(MultiplyOp{37, 41, 29, a.values.data(), b.values.data(),
+                                  c.data()})
+                  .ok());
   const std::vector<double> want = ReferenceMultiply(a, b);
-  ASSERT_TRUE(std::any_of(want.begin(), want.end(), [](double v) { return std::isnan(v); }));
+  ASSERT_TRUE(std::any_of(want.begin(), want.end(),
+                          [](double v) { return std::isnan(v); }));
   matserve::testing::ExpectMatchesReference(c, want);
 }
 
@@ -48,16 +57,21 @@ class CpuTranspose : public ::testing::TestWithParam<Shape> {};
 TEST_P(CpuTranspose, IsBitExact) {
   const Shape s = GetParam();  // transposes an m x n input
   std::mt19937_64 rng = matserve::testing::FreshRng();
-  const Matrix input = matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
+  const Matrix input =
+      matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
   std::vector<float> output(input.values.size(), NAN);
   ASSERT_TRUE(
-      CpuExecutor().Run(TransposeOp{s.m, s.n, input.values.data(), output.data()}).ok());
+      CpuExecutor()
+          .Run(TransposeOp{s.m, s.n, input.values.data(), output.data()})
+          .ok());
   matserve::testing::ExpectExactTranspose(input, output);
 }
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, CpuTranspose,
                          ::testing::ValuesIn(matserve::testing::OddShapes()),
-                         [](const auto& info) { return ShapeName(info.param); });
+                         [](const auto& info) {
+                           return ShapeName(info.param);
+                         });
 
 }  // namespace
 }  // namespace matserve::engine

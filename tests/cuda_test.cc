@@ -1,5 +1,6 @@
-// GPU tests (label gpu): the kernels and the CUDA executors against the float64 reference on odd
-// shapes. Skipped, with a message, where no CUDA device is visible.
+// GPU tests (label gpu): the kernels and the CUDA executors against the float64
+// reference on odd shapes. Skipped, with a message, where no CUDA device is
+// visible.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -19,7 +20,8 @@ using matserve::testing::Shape;
 
 #define ASSERT_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-// Every GPU test derives from this: SetUp skips it, with a message, where no device is visible.
+// Every GPU test derives from this: SetUp skips it, with a message, where no
+// device is visible.
 class GpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,12 +32,14 @@ class GpuTest : public ::testing::Test {
   }
 };
 
-// A device copy of a host vector; poisoned with NaN (all bits set) when made from a size.
+// A device copy of a host vector; poisoned with NaN (all bits set) when made
+// from a size.
 class DeviceVector {
  public:
   explicit DeviceVector(const std::vector<float>& host) : size_(host.size()) {
     EXPECT_EQ(cudaMalloc(&data_, bytes()), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(data_, host.data(), bytes(), cudaMemcpyHostToDevice),
+              cudaSuccess);
   }
   explicit DeviceVector(size_t size) : size_(size) {
     EXPECT_EQ(cudaMalloc(&data_, bytes()), cudaSuccess);
@@ -45,7 +49,8 @@ class DeviceVector {
   float* get() const { return data_; }
   std::vector<float> ToHost() const {
     std::vector<float> host(size_);
-    EXPECT_EQ(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), data_, bytes(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     return host;
   }
 
@@ -55,7 +60,8 @@ class DeviceVector {
   size_t size_;
 };
 
-class GpuKernels : public GpuTest, public ::testing::WithParamInterface<Shape> {};
+class GpuKernels : public GpuTest,
+                   public ::testing::WithParamInterface<Shape> {};
 
 TEST_P(GpuKernels, SgemmMatchesFloat64Reference) {
   const Shape s = GetParam();
@@ -63,15 +69,18 @@ TEST_P(GpuKernels, SgemmMatchesFloat64Reference) {
   const Matrix a = RandomMatrix(s.m, s.k, rng);
   const Matrix b = RandomMatrix(s.k, s.n, rng);
   DeviceVector da(a.values), db(b.values), dc(uint64_t{s.m} * s.n);
-  ASSERT_CUDA_OK(kernels::Sgemm(s.m, s.n, s.k, da.get(), db.get(), dc.get(), nullptr));
+  ASSERT_CUDA_OK(
+      kernels::Sgemm(s.m, s.n, s.k, da.get(), db.get(), dc.get(), nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
-  matserve::testing::ExpectMatchesReference(dc.ToHost(), ReferenceMultiply(a, b));
+  matserve::testing::ExpectMatchesReference(dc.ToHost(),
+                                            ReferenceMultiply(a, b));
 }
 
 TEST_P(GpuKernels, TransposeIsBitExact) {
   const Shape s = GetParam();  // transposes an m x n input
   std::mt19937_64 rng = matserve::testing::FreshRng();
-  const Matrix input = matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
+  const Matrix input =
+      matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
   DeviceVector din(input.values), dout(input.values.size());
   ASSERT_CUDA_OK(kernels::Transpose(s.m, s.n, din.get(), dout.get(), nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
@@ -80,25 +89,31 @@ TEST_P(GpuKernels, TransposeIsBitExact) {
 
 INSTANTIATE_TEST_SUITE_P(OddShapes, GpuKernels,
                          ::testing::ValuesIn(matserve::testing::OddShapes()),
-                         [](const auto& info) { return ShapeName(info.param); });
+                         [](const auto& info) {
+                           return ShapeName(info.param);
+                         });
 
 TEST_F(GpuTest, SgemmPropagatesNanAndInfinity) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = matserve::testing::MatrixWithSpecialValues(67, 45, rng);
   const Matrix b = matserve::testing::MatrixWithSpecialValues(45, 71, rng);
   DeviceVector da(a.values), db(b.values), dc(67 * 71);
-  ASSERT_CUDA_OK(kernels::Sgemm(67, 71, 45, da.get(), db.get(), dc.get(), nullptr));
+  ASSERT_CUDA_OK(
+      kernels::Sgemm(67, 71, 45, da.get(), db.get(), dc.get(), nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
-  matserve::testing::ExpectMatchesReference(dc.ToHost(), ReferenceMultiply(a, b));
+  matserve::testing::ExpectMatchesReference(dc.ToHost(),
+                                            ReferenceMultiply(a, b));
 }
 
 TEST_F(GpuTest, ZeroSizeIsRefusedNotLaunched) {
-  EXPECT_EQ(kernels::Sgemm(0, 4, 4, nullptr, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(kernels::Transpose(4, 0, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::Sgemm(0, 4, 4, nullptr, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::Transpose(4, 0, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
 }
 
-// Every executor (one per stream) computes right, one after another and reusing its buffers
-// across shapes of different sizes.
+// Every executor (one per stream) computes right, one after another and reusing
+// its buffers across shapes of different sizes.
 TEST_F(GpuTest, EveryExecutorStreamMatchesTheReference) {
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       engine::MakeCudaExecutors(2);
@@ -106,21 +121,25 @@ TEST_F(GpuTest, EveryExecutorStreamMatchesTheReference) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   for (const std::unique_ptr<engine::Executor>& executor : *executors) {
     SCOPED_TRACE(executor->Describe());
-    for (const Shape& s : {Shape{513, 1025, 257}, Shape{1, 7, 4097}, Shape{127, 131, 137}}) {
+    for (const Shape& s :
+         {Shape{513, 1025, 257}, Shape{1, 7, 4097}, Shape{127, 131, 137}}) {
       SCOPED_TRACE(ShapeName(s));
       const Matrix a = RandomMatrix(s.m, s.k, rng);
       const Matrix b = RandomMatrix(s.k, s.n, rng);
       std::vector<float> c(uint64_t{s.m} * s.n, NAN);
       ASSERT_TRUE(executor
-                      ->Run(engine::MultiplyOp{s.m, s.k, s.n, a.values.data(), b.values.data(),
-                                               c.data()})
+                      ->Run(engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
+                                               b.values.data(), c.data()})
                       .ok());
       matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
 
-      const Matrix input = matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
+      const Matrix input =
+          matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
       std::vector<float> output(input.values.size(), NAN);
-      ASSERT_TRUE(
-          executor->Run(engine::TransposeOp{s.m, s.n, input.values.data(), output.data()}).ok());
+      ASSERT_TRUE(executor
+                      ->Run(engine::TransposeOp{s.m, s.n, input.values.data(),
+                                                output.data()})
+                      .ok());
       matserve::testing::ExpectExactTranspose(input, output);
     }
   }

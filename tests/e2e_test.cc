@@ -1,5 +1,6 @@
-// End to end: the real matserve-server binary on a loopback port, called through the client
-// library and the raw stub, on the CPU backend and (label gpu) the CUDA backend.
+// End to end: the real matserve-server binary on a loopback port, called
+// through the client library and the raw stub, on the CPU backend and (label
+// gpu) the CUDA backend.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -23,21 +24,24 @@ namespace {
 using matserve::testing::ServerProcess;
 using matserve::testing::Shape;
 
-// Starts a server with --backend=GetParam() for each test; skips CUDA where no GPU is visible.
+// Starts a server with --backend=GetParam() for each test; skips CUDA where no
+// GPU is visible.
 class EndToEnd : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (GetParam() == "cuda") {
       absl::StatusOr<int> devices = engine::CudaDeviceCount();
       if (!devices.ok() || *devices == 0) {
-        GTEST_SKIP() << "no CUDA device visible: the CUDA end-to-end test is not run";
+        GTEST_SKIP()
+            << "no CUDA device visible: the CUDA end-to-end test is not run";
       }
     }
     absl::StatusOr<std::unique_ptr<ServerProcess>> server =
         ServerProcess::Start({"--backend=" + GetParam()});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    channel_ = grpc::CreateChannel(server_->target(), grpc::InsecureChannelCredentials());
+    channel_ = grpc::CreateChannel(server_->target(),
+                                   grpc::InsecureChannelCredentials());
     stub_ = v1::MatrixService::NewStub(channel_);
   }
 
@@ -49,7 +53,8 @@ class EndToEnd : public ::testing::TestWithParam<std::string> {
 
   Client client() const { return Client::Connect(server_->target()); }
 
-  // Sends `request` on the raw stub (no client-side checks) and returns the status.
+  // Sends `request` on the raw stub (no client-side checks) and returns the
+  // status.
   grpc::Status CallMultiply(const v1::MultiplyRequest& request) {
     grpc::ClientContext context;
     v1::MultiplyResponse response;
@@ -72,17 +77,23 @@ TEST_P(EndToEnd, MultiplyMatchesReferenceOnOddShapes) {
     ASSERT_TRUE(product.ok()) << product.status();
     EXPECT_EQ(product->rows, s.m);
     EXPECT_EQ(product->cols, s.n);
-    matserve::testing::ExpectMatchesReference(product->values, ReferenceMultiply(a, b));
+    matserve::testing::ExpectMatchesReference(product->values,
+                                              ReferenceMultiply(a, b));
   }
 }
 
 TEST_P(EndToEnd, TransposeIsBitExactOnOddShapes) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Client c = client();
-  for (const Shape& s : std::vector<Shape>{{1, 0, 1}, {1000, 0, 3000}, {1, 0, 4099},
-                                           {4099, 0, 1}, {4097, 0, 33}, {127, 0, 131}}) {
+  for (const Shape& s : std::vector<Shape>{{1, 0, 1},
+                                           {1000, 0, 3000},
+                                           {1, 0, 4099},
+                                           {4099, 0, 1},
+                                           {4097, 0, 33},
+                                           {127, 0, 131}}) {
     SCOPED_TRACE(ShapeName(s));
-    const Matrix input = matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
+    const Matrix input =
+        matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
     absl::StatusOr<Matrix> output = c.Transpose(input);
     ASSERT_TRUE(output.ok()) << output.status();
     EXPECT_EQ(output->rows, s.n);
@@ -91,14 +102,16 @@ TEST_P(EndToEnd, TransposeIsBitExactOnOddShapes) {
   }
 }
 
-// 1100 x 1100 float32 is 4.8 MB a matrix, over gRPC's default 4 MiB message limit.
+// 1100 x 1100 float32 is 4.8 MB a matrix, over gRPC's default 4 MiB message
+// limit.
 TEST_P(EndToEnd, MessagesOverGrpcsDefaultLimitAreServed) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = RandomMatrix(1100, 1100, rng);
   const Matrix b = RandomMatrix(1100, 1100, rng);
   absl::StatusOr<Matrix> product = client().Multiply(a, b);
   ASSERT_TRUE(product.ok()) << product.status();
-  matserve::testing::ExpectMatchesReference(product->values, ReferenceMultiply(a, b));
+  matserve::testing::ExpectMatchesReference(product->values,
+                                            ReferenceMultiply(a, b));
 }
 
 TEST_P(EndToEnd, BadRequestsGetTheirStatusAndTheServerKeepsServing) {
@@ -114,9 +127,10 @@ TEST_P(EndToEnd, BadRequestsGetTheirStatusAndTheServerKeepsServing) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"missing b", [](auto& r) { r.clear_b(); }, grpc::INVALID_ARGUMENT, "missing matrix b"},
-      {"zero rows", [](auto& r) { r.mutable_a()->set_rows(0); }, grpc::INVALID_ARGUMENT,
-       "every dimension must be at least 1"},
+      {"missing b", [](auto& r) { r.clear_b(); }, grpc::INVALID_ARGUMENT,
+       "missing matrix b"},
+      {"zero rows", [](auto& r) { r.mutable_a()->set_rows(0); },
+       grpc::INVALID_ARGUMENT, "every dimension must be at least 1"},
       {"short data", [](auto& r) { r.mutable_a()->mutable_data()->resize(47); },
        grpc::INVALID_ARGUMENT, "a.data has 47 bytes"},
       {"inner dimensions",
@@ -141,10 +155,13 @@ TEST_P(EndToEnd, BadRequestsGetTheirStatusAndTheServerKeepsServing) {
   }
   grpc::ClientContext context;
   v1::TransposeResponse response;
-  const grpc::Status missing = stub_->Transpose(&context, v1::TransposeRequest(), &response);
-  EXPECT_EQ(missing.error_code(), grpc::INVALID_ARGUMENT) << missing.error_message();
+  const grpc::Status missing =
+      stub_->Transpose(&context, v1::TransposeRequest(), &response);
+  EXPECT_EQ(missing.error_code(), grpc::INVALID_ARGUMENT)
+      << missing.error_message();
 
-  EXPECT_TRUE(CallMultiply(valid).ok()) << "the server stopped serving after bad requests";
+  EXPECT_TRUE(CallMultiply(valid).ok())
+      << "the server stopped serving after bad requests";
 }
 
 TEST_P(EndToEnd, HealthIsServing) {
@@ -156,7 +173,8 @@ TEST_P(EndToEnd, HealthIsServing) {
     grpc::health::v1::HealthCheckResponse response;
     const grpc::Status status = health->Check(&context, request, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
-    EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING) << service;
+    EXPECT_EQ(response.status(), grpc::health::v1::HealthCheckResponse::SERVING)
+        << service;
   }
 }
 
@@ -165,23 +183,26 @@ TEST_P(EndToEnd, ConcurrentClientsAllGetTheirOwnAnswers) {
   std::vector<std::future<void>> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.push_back(std::async(std::launch::async, [this, t] {
-      std::mt19937_64 rng(t + 1000 * ::testing::UnitTest::GetInstance()->random_seed());
+      std::mt19937_64 rng(
+          t + 1000 * ::testing::UnitTest::GetInstance()->random_seed());
       const Client c = client();
       for (int i = 0; i < kCallsPerThread; ++i) {
-        const uint32_t m = 1 + rng() % 200, k = 1 + rng() % 200, n = 1 + rng() % 200;
+        const uint32_t m = 1 + rng() % 200, k = 1 + rng() % 200,
+                       n = 1 + rng() % 200;
         const Matrix a = RandomMatrix(m, k, rng);
         const Matrix b = RandomMatrix(k, n, rng);
         absl::StatusOr<Matrix> product = c.Multiply(a, b);
         ASSERT_TRUE(product.ok()) << product.status();
-        matserve::testing::ExpectMatchesReference(product->values, ReferenceMultiply(a, b));
+        matserve::testing::ExpectMatchesReference(product->values,
+                                                  ReferenceMultiply(a, b));
       }
     }));
   }
   for (std::future<void>& thread : threads) thread.get();
 }
 
-// SIGTERM while calls are queued: every call the server had accepted still gets its right
-// answer, later ones get UNAVAILABLE, and the process exits 0.
+// SIGTERM while calls are queued: every call the server had accepted still gets
+// its right answer, later ones get UNAVAILABLE, and the process exits 0.
 TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = RandomMatrix(700, 700, rng);
@@ -191,7 +212,8 @@ TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
   ASSERT_TRUE(c.Multiply(a, b).ok());  // connected and warm
   std::vector<std::future<absl::StatusOr<Matrix>>> calls;
   for (int i = 0; i < 16; ++i) {
-    calls.push_back(std::async(std::launch::async, [&] { return c.Multiply(a, b); }));
+    calls.push_back(
+        std::async(std::launch::async, [&] { return c.Multiply(a, b); }));
   }
   absl::SleepFor(absl::Milliseconds(300));
   EXPECT_EQ(server_->Stop(SIGTERM), 0) << server_->Log();
@@ -202,15 +224,18 @@ TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
       ++answered;
       matserve::testing::ExpectMatchesReference(product->values, want);
     } else {
-      EXPECT_EQ(product.status().code(), absl::StatusCode::kUnavailable) << product.status();
+      EXPECT_EQ(product.status().code(), absl::StatusCode::kUnavailable)
+          << product.status();
     }
   }
   EXPECT_GT(answered, 0) << "no call was in flight when SIGTERM came";
   server_.reset();
 }
 
-// One binary per backend (MATSERVE_E2E_BACKEND), so that CTest can label the CUDA one gpu.
-INSTANTIATE_TEST_SUITE_P(Backends, EndToEnd, ::testing::Values(MATSERVE_E2E_BACKEND),
+// One binary per backend (MATSERVE_E2E_BACKEND), so that CTest can label the
+// CUDA one gpu.
+INSTANTIATE_TEST_SUITE_P(Backends, EndToEnd,
+                         ::testing::Values(MATSERVE_E2E_BACKEND),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Engine tests on a fake executor: every accepted job completes exactly once, deadlines, the
-// queue bound, and draining on Stop.
+// Engine tests on a fake executor: every accepted job completes exactly once,
+// deadlines, the queue bound, and draining on Stop.
 #include "server/engine/engine.h"
 
 #include <gtest/gtest.h>
@@ -20,14 +20,16 @@ namespace {
 // Runs a transpose by hand; each Run can be held until the test releases it.
 class FakeExecutor final : public Executor {
  public:
-  explicit FakeExecutor(absl::Notification* release = nullptr) : release_(release) {}
+  explicit FakeExecutor(absl::Notification* release = nullptr)
+      : release_(release) {}
 
   absl::Status Run(const Op& op) override {
     started_.fetch_add(1);
     if (release_ != nullptr) release_->WaitForNotification();
     const auto& t = std::get<TransposeOp>(op);
     for (uint32_t r = 0; r < t.rows; ++r) {
-      for (uint32_t c = 0; c < t.cols; ++c) t.output[c * t.rows + r] = t.input[r * t.cols + c];
+      for (uint32_t c = 0; c < t.cols; ++c)
+        t.output[c * t.rows + r] = t.input[r * t.cols + c];
     }
     return absl::OkStatus();
   }
@@ -51,7 +53,8 @@ class Results {
   }
   std::vector<absl::Status> WaitFor(size_t count) {
     std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait_for(lock, std::chrono::seconds(10), [&] { return statuses_.size() >= count; });
+    changed_.wait_for(lock, std::chrono::seconds(10),
+                      [&] { return statuses_.size() >= count; });
     return statuses_;
   }
 
@@ -77,7 +80,9 @@ TEST(Engine, RunsASubmittedJobAndReportsOk) {
   Engine engine(One(std::make_unique<FakeExecutor>()), {});
   Buffers buffers;
   Results results;
-  ASSERT_TRUE(engine.Submit({buffers.op(), absl::InfiniteFuture(), results.Callback()}).ok());
+  ASSERT_TRUE(
+      engine.Submit({buffers.op(), absl::InfiniteFuture(), results.Callback()})
+          .ok());
   const std::vector<absl::Status> statuses = results.WaitFor(1);
   ASSERT_EQ(statuses.size(), 1u);
   EXPECT_TRUE(statuses[0].ok()) << statuses[0];
@@ -91,11 +96,14 @@ TEST(Engine, JobWhoseDeadlinePassedInTheQueueIsNotComputed) {
   Engine engine(One(std::move(executor)), {});
   Buffers buffers;
   Results results;
-  ASSERT_TRUE(
-      engine.Submit({buffers.op(), absl::Now() - absl::Seconds(1), results.Callback()}).ok());
+  ASSERT_TRUE(engine
+                  .Submit({buffers.op(), absl::Now() - absl::Seconds(1),
+                           results.Callback()})
+                  .ok());
   const std::vector<absl::Status> statuses = results.WaitFor(1);
   ASSERT_EQ(statuses.size(), 1u);
-  EXPECT_EQ(statuses[0].code(), absl::StatusCode::kDeadlineExceeded) << statuses[0];
+  EXPECT_EQ(statuses[0].code(), absl::StatusCode::kDeadlineExceeded)
+      << statuses[0];
   EXPECT_EQ(fake->started_.load(), 0);
 }
 
@@ -106,20 +114,31 @@ TEST(Engine, FullQueueRefusesWithResourceExhaustedAndStopDrainsTheRest) {
   Engine engine(One(std::move(executor)), {.max_queued_jobs = 2});
   std::vector<Buffers> buffers(4);
   Results results;
-  // The first job occupies the worker; two more fill the queue; the fourth is refused.
-  ASSERT_TRUE(engine.Submit({buffers[0].op(), absl::InfiniteFuture(), results.Callback()}).ok());
+  // The first job occupies the worker; two more fill the queue; the fourth is
+  // refused.
+  ASSERT_TRUE(
+      engine
+          .Submit({buffers[0].op(), absl::InfiniteFuture(), results.Callback()})
+          .ok());
   while (fake->started_.load() == 0) absl::SleepFor(absl::Milliseconds(1));
-  ASSERT_TRUE(engine.Submit({buffers[1].op(), absl::InfiniteFuture(), results.Callback()}).ok());
-  ASSERT_TRUE(engine.Submit({buffers[2].op(), absl::InfiniteFuture(), results.Callback()}).ok());
-  const absl::Status refused =
-      engine.Submit({buffers[3].op(), absl::InfiniteFuture(), results.Callback()});
+  ASSERT_TRUE(
+      engine
+          .Submit({buffers[1].op(), absl::InfiniteFuture(), results.Callback()})
+          .ok());
+  ASSERT_TRUE(
+      engine
+          .Submit({buffers[2].op(), absl::InfiniteFuture(), results.Callback()})
+          .ok());
+  const absl::Status refused = engine.Submit(
+      {buffers[3].op(), absl::InfiniteFuture(), results.Callback()});
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
 
   release.Notify();
   engine.Stop();  // returns only once the three accepted jobs are done
   const std::vector<absl::Status> statuses = results.WaitFor(3);
   ASSERT_EQ(statuses.size(), 3u);
-  for (const absl::Status& status : statuses) EXPECT_TRUE(status.ok()) << status;
+  for (const absl::Status& status : statuses)
+    EXPECT_TRUE(status.ok()) << status;
   EXPECT_EQ(buffers[2].output[1], 4.0f);
   EXPECT_EQ(buffers[3].output[1], 0.0f);  // the refused job never ran
 }
@@ -136,7 +155,8 @@ TEST(Engine, SubmitAfterStopIsUnavailable) {
 
 TEST(Engine, ManyThreadsManyWorkersEveryJobCompletesOnce) {
   std::vector<std::unique_ptr<Executor>> executors;
-  for (int i = 0; i < 4; ++i) executors.push_back(std::make_unique<FakeExecutor>());
+  for (int i = 0; i < 4; ++i)
+    executors.push_back(std::make_unique<FakeExecutor>());
   Engine engine(std::move(executors), {.max_queued_jobs = 100000});
   constexpr int kThreads = 8, kJobsPerThread = 500;
   std::vector<Buffers> buffers(kThreads * kJobsPerThread);

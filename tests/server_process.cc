@@ -1,4 +1,5 @@
-// ServerProcess: posix_spawn with the output in a temporary file, which is read for the port.
+// ServerProcess: posix_spawn with the output in a temporary file, which is read
+// for the port.
 #include "tests/server_process.h"
 
 #include <fcntl.h>
@@ -41,12 +42,15 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_template, O_WRONLY | O_APPEND, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_template,
+                                   O_WRONLY | O_APPEND, 0);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = 0;
-  const int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int error =
+      posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) return absl::InternalError(absl::StrCat("cannot start ", args[0]));
+  if (error != 0)
+    return absl::InternalError(absl::StrCat("cannot start ", args[0]));
   std::unique_ptr<ServerProcess> server(new ServerProcess(pid, log_template));
 
   const std::string marker = "serving on 127.0.0.1:";
@@ -54,14 +58,16 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   while (absl::Now() < give_up) {
     const std::string log = server->Log();
     if (size_t at = log.find(marker); at != std::string::npos) {
-      const std::string port = log.substr(at + marker.size(), log.find(' ', at + marker.size()) -
-                                                                   at - marker.size());
+      const std::string port =
+          log.substr(at + marker.size(),
+                     log.find(' ', at + marker.size()) - at - marker.size());
       server->target_ = "127.0.0.1:" + port;
       return server;
     }
     if (waitpid(pid, nullptr, WNOHANG) == pid) {
       server->pid_ = 0;
-      return absl::InternalError(absl::StrCat("matserve-server exited at start:\n", log));
+      return absl::InternalError(
+          absl::StrCat("matserve-server exited at start:\n", log));
     }
     absl::SleepFor(absl::Milliseconds(20));
   }

@@ -15,9 +15,10 @@ namespace matserve::testing {
 
 std::mt19937_64 FreshRng() {
   const char* fixed = std::getenv("MATSERVE_TEST_SEED");
-  const uint64_t seed = fixed != nullptr ? std::strtoull(fixed, nullptr, 10)
-                                         : (uint64_t{std::random_device{}()} << 32) ^
-                                               std::random_device{}();
+  const uint64_t seed =
+      fixed != nullptr
+          ? std::strtoull(fixed, nullptr, 10)
+          : (uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
   ::testing::Test::RecordProperty("seed", std::to_string(seed));
   std::cout << "[   seed   ] MATSERVE_TEST_SEED=" << seed << std::endl;
   return std::mt19937_64(seed);
@@ -28,11 +29,13 @@ std::string ShapeName(const Shape& shape) {
 }
 
 std::vector<Shape> OddShapes() {
-  return {{1, 1, 1},     {1, 1024, 1},   {1, 7, 4097},    {4097, 33, 5},       {4097, 1, 3},
-          {31, 33, 35},  {127, 131, 137}, {257, 1, 263},  {513, 1025, 257},    {1000, 3000, 777}};
+  return {{1, 1, 1},        {1, 1024, 1},     {1, 7, 4097},    {4097, 33, 5},
+          {4097, 1, 3},     {31, 33, 35},     {127, 131, 137}, {257, 1, 263},
+          {513, 1025, 257}, {1000, 3000, 777}};
 }
 
-void ExpectMatchesReference(const std::vector<float>& got, const std::vector<double>& want) {
+void ExpectMatchesReference(const std::vector<float>& got,
+                            const std::vector<double>& want) {
   ASSERT_EQ(got.size(), want.size());
   std::vector<float> finite_got;
   std::vector<double> finite_want;
@@ -43,17 +46,21 @@ void ExpectMatchesReference(const std::vector<float>& got, const std::vector<dou
       finite_want.push_back(want[i]);
     } else if (std::isnan(want[i]) ? !std::isnan(got[i]) : got[i] != want[i]) {
       if (wrong_non_finite++ == 0) {
-        ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want[i];
+        ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want "
+                      << want[i];
       }
     }
   }
-  EXPECT_EQ(wrong_non_finite, 0u) << "non-finite entries that differ from the reference";
+  EXPECT_EQ(wrong_non_finite, 0u)
+      << "non-finite entries that differ from the reference";
   const double error = RelativeError(finite_got, finite_want);
-  EXPECT_LE(error, kMultiplyTolerance) << "normwise relative error over " << finite_got.size()
-                                       << " finite entries";
+  EXPECT_LE(error, kMultiplyTolerance)
+      << "normwise relative error over " << finite_got.size()
+      << " finite entries";
 }
 
-void ExpectExactTranspose(const Matrix& input, const std::vector<float>& output) {
+void ExpectExactTranspose(const Matrix& input,
+                          const std::vector<float>& output) {
   ASSERT_EQ(output.size(), input.values.size());
   size_t wrong = 0;
   for (uint64_t r = 0; r < input.rows; ++r) {
@@ -61,14 +68,16 @@ void ExpectExactTranspose(const Matrix& input, const std::vector<float>& output)
       const float want = input.values[r * input.cols + c];
       const float got = output[c * input.rows + r];
       if (std::memcmp(&want, &got, sizeof(float)) != 0 && wrong++ == 0) {
-        ADD_FAILURE() << "input (" << r << ", " << c << ") = " << want << " became " << got;
+        ADD_FAILURE() << "input (" << r << ", " << c << ") = " << want
+                      << " became " << got;
       }
     }
   }
   EXPECT_EQ(wrong, 0u) << "elements not moved bit-exactly";
 }
 
-Matrix MatrixWithSpecialValues(uint32_t rows, uint32_t cols, std::mt19937_64& rng) {
+Matrix MatrixWithSpecialValues(uint32_t rows, uint32_t cols,
+                               std::mt19937_64& rng) {
   Matrix m = RandomMatrix(rows, cols, rng);
   const uint32_t nan_with_payload = 0x7fc01234u;
   float specials[5] = {0.0f, std::numeric_limits<float>::infinity(),

@@ -1,5 +1,5 @@
-// Table-driven tests of request validation: every bad input gets its code and a message that
-// names the problem.
+// Table-driven tests of request validation: every bad input gets its code and a
+// message that names the problem.
 #include "server/rpc/validation.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +27,8 @@ v1::MultiplyRequest MakeMultiply(uint32_t m, uint32_t k, uint32_t n) {
 
 struct MultiplyCase {
   std::string name;
-  std::function<void(v1::MultiplyRequest&)> spoil;  // applied to a valid 3x4 * 4x5 request
+  std::function<void(v1::MultiplyRequest&)>
+      spoil;  // applied to a valid 3x4 * 4x5 request
   absl::StatusCode code;
   std::string message;  // a part the message must contain
 };
@@ -37,9 +38,11 @@ class ValidateMultiplyTest : public ::testing::TestWithParam<MultiplyCase> {};
 TEST_P(ValidateMultiplyTest, RejectsWithCodeAndMessage) {
   v1::MultiplyRequest request = MakeMultiply(3, 4, 5);
   GetParam().spoil(request);
-  const absl::Status status = ValidateMultiply(request, Limits{.max_elements = 1000});
+  const absl::Status status =
+      ValidateMultiply(request, Limits{.max_elements = 1000});
   EXPECT_EQ(status.code(), GetParam().code) << status;
-  EXPECT_NE(status.message().find(GetParam().message), std::string::npos) << status;
+  EXPECT_NE(status.message().find(GetParam().message), std::string::npos)
+      << status;
 }
 
 constexpr uint32_t k65536 = 65536;
@@ -52,49 +55,64 @@ INSTANTIATE_TEST_SUITE_P(
         MultiplyCase{"MissingB", [](auto& r) { r.clear_b(); },
                      absl::StatusCode::kInvalidArgument, "missing matrix b"},
         MultiplyCase{"ZeroRows", [](auto& r) { r.mutable_a()->set_rows(0); },
-                     absl::StatusCode::kInvalidArgument, "a is 0x4: every dimension"},
+                     absl::StatusCode::kInvalidArgument,
+                     "a is 0x4: every dimension"},
         MultiplyCase{"ZeroCols", [](auto& r) { r.mutable_b()->set_cols(0); },
-                     absl::StatusCode::kInvalidArgument, "b is 4x0: every dimension"},
-        MultiplyCase{"ShortData", [](auto& r) { r.mutable_a()->mutable_data()->pop_back(); },
+                     absl::StatusCode::kInvalidArgument,
+                     "b is 4x0: every dimension"},
+        MultiplyCase{"ShortData",
+                     [](auto& r) { r.mutable_a()->mutable_data()->pop_back(); },
                      absl::StatusCode::kInvalidArgument, "a.data has 47 bytes"},
-        MultiplyCase{"LongData", [](auto& r) { r.mutable_b()->mutable_data()->push_back('x'); },
-                     absl::StatusCode::kInvalidArgument, "b.data has 81 bytes"},
+        MultiplyCase{
+            "LongData",
+            [](auto& r) { r.mutable_b()->mutable_data()->push_back('x'); },
+            absl::StatusCode::kInvalidArgument, "b.data has 81 bytes"},
         MultiplyCase{"EmptyData", [](auto& r) { r.mutable_b()->clear_data(); },
                      absl::StatusCode::kInvalidArgument, "needs exactly 80"},
         MultiplyCase{"UnknownDtype",
-                     [](auto& r) { r.mutable_a()->set_dtype(static_cast<v1::DType>(7)); },
+                     [](auto& r) {
+                       r.mutable_a()->set_dtype(static_cast<v1::DType>(7));
+                     },
                      absl::StatusCode::kInvalidArgument, "a.dtype is 7"},
-        MultiplyCase{"InnerDimensionsDiffer", [](auto& r) { *r.mutable_b() = MakeMatrix(5, 5); },
-                     absl::StatusCode::kInvalidArgument, "inner dimensions differ: a is 3x4"},
-        MultiplyCase{"AOverLimit", [](auto& r) { *r.mutable_a() = MakeMatrix(251, 4); },
-                     absl::StatusCode::kResourceExhausted, "a is 251x4 = 1004 elements"},
+        MultiplyCase{"InnerDimensionsDiffer",
+                     [](auto& r) { *r.mutable_b() = MakeMatrix(5, 5); },
+                     absl::StatusCode::kInvalidArgument,
+                     "inner dimensions differ: a is 3x4"},
+        MultiplyCase{
+            "AOverLimit", [](auto& r) { *r.mutable_a() = MakeMatrix(251, 4); },
+            absl::StatusCode::kResourceExhausted, "a is 251x4 = 1004 elements"},
         MultiplyCase{"ProductOverLimit",
                      [](auto& r) {
                        *r.mutable_a() = MakeMatrix(100, 1);
                        *r.mutable_b() = MakeMatrix(1, 11);
                      },
-                     absl::StatusCode::kResourceExhausted, "the product c is 100x11"},
-        // 65536 * 65536 * 4 wraps to 0 in 32 bits, which would match empty data.
+                     absl::StatusCode::kResourceExhausted,
+                     "the product c is 100x11"},
+        // 65536 * 65536 * 4 wraps to 0 in 32 bits, which would match empty
+        // data.
         MultiplyCase{"HugeShapeWithEmptyData",
                      [](auto& r) {
                        r.mutable_a()->set_rows(k65536);
                        r.mutable_a()->set_cols(k65536);
                        r.mutable_a()->clear_data();
                      },
-                     absl::StatusCode::kResourceExhausted, "4294967296 elements"},
+                     absl::StatusCode::kResourceExhausted,
+                     "4294967296 elements"},
         MultiplyCase{"LargestDimensions",
                      [](auto& r) {
                        r.mutable_b()->set_rows(UINT32_MAX);
                        r.mutable_b()->set_cols(UINT32_MAX);
                      },
-                     absl::StatusCode::kResourceExhausted, "18446744065119617025 elements"}),
+                     absl::StatusCode::kResourceExhausted,
+                     "18446744065119617025 elements"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidateMultiply, AcceptsValidShapes) {
   const Limits limits{.max_elements = 1000};
   EXPECT_TRUE(ValidateMultiply(MakeMultiply(1, 1, 1), limits).ok());
   EXPECT_TRUE(ValidateMultiply(MakeMultiply(3, 4, 5), limits).ok());
-  EXPECT_TRUE(ValidateMultiply(MakeMultiply(1000, 1, 1), limits).ok());  // at the limit
+  EXPECT_TRUE(
+      ValidateMultiply(MakeMultiply(1000, 1, 1), limits).ok());  // at the limit
 }
 
 TEST(ValidateMultiply, HugeShapeIsRejectedUnderTheDefaultLimitToo) {
@@ -102,12 +120,14 @@ TEST(ValidateMultiply, HugeShapeIsRejectedUnderTheDefaultLimitToo) {
   request.mutable_a()->set_rows(k65536);
   request.mutable_a()->set_cols(k65536);
   request.mutable_a()->clear_data();
-  EXPECT_EQ(ValidateMultiply(request, Limits{}).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(ValidateMultiply(request, Limits{}).code(),
+            absl::StatusCode::kResourceExhausted);
 }
 
 struct TransposeCase {
   std::string name;
-  std::function<void(v1::TransposeRequest&)> spoil;  // applied to a valid 6x7 request
+  std::function<void(v1::TransposeRequest&)>
+      spoil;  // applied to a valid 6x7 request
   absl::StatusCode code;
   std::string message;
 };
@@ -118,22 +138,29 @@ TEST_P(ValidateTransposeTest, RejectsWithCodeAndMessage) {
   v1::TransposeRequest request;
   *request.mutable_input() = MakeMatrix(6, 7);
   GetParam().spoil(request);
-  const absl::Status status = ValidateTranspose(request, Limits{.max_elements = 100});
+  const absl::Status status =
+      ValidateTranspose(request, Limits{.max_elements = 100});
   EXPECT_EQ(status.code(), GetParam().code) << status;
-  EXPECT_NE(status.message().find(GetParam().message), std::string::npos) << status;
+  EXPECT_NE(status.message().find(GetParam().message), std::string::npos)
+      << status;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     BadRequests, ValidateTransposeTest,
     ::testing::Values(
         TransposeCase{"Missing", [](auto& r) { r.clear_input(); },
-                      absl::StatusCode::kInvalidArgument, "missing matrix input"},
-        TransposeCase{"ZeroRows", [](auto& r) { r.mutable_input()->set_rows(0); },
+                      absl::StatusCode::kInvalidArgument,
+                      "missing matrix input"},
+        TransposeCase{"ZeroRows",
+                      [](auto& r) { r.mutable_input()->set_rows(0); },
                       absl::StatusCode::kInvalidArgument, "input is 0x7"},
-        TransposeCase{"WrongLength", [](auto& r) { r.mutable_input()->set_cols(6); },
-                      absl::StatusCode::kInvalidArgument, "input.data has 168 bytes"},
-        TransposeCase{"OverLimit", [](auto& r) { *r.mutable_input() = MakeMatrix(11, 10); },
-                      absl::StatusCode::kResourceExhausted, "over this server's limit of 100"}),
+        TransposeCase{
+            "WrongLength", [](auto& r) { r.mutable_input()->set_cols(6); },
+            absl::StatusCode::kInvalidArgument, "input.data has 168 bytes"},
+        TransposeCase{"OverLimit",
+                      [](auto& r) { *r.mutable_input() = MakeMatrix(11, 10); },
+                      absl::StatusCode::kResourceExhausted,
+                      "over this server's limit of 100"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(ValidateTranspose, AcceptsValidShapes) {

@@ -1,4 +1,5 @@
-// CpuExecutor: row-major Eigen maps over the job's buffers; no copies in or out.
+// CpuExecutor: row-major Eigen maps over the job's buffers; no copies in or
+// out.
 #include "server/engine/cpu_executor.h"
 
 #include <Eigen/Core>
@@ -10,7 +11,8 @@
 namespace matserve::engine {
 namespace {
 
-using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMajor =
+    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 absl::Status Compute(const MultiplyOp& op) {
   Eigen::Map<const RowMajor> a(op.a, op.m, op.k);
@@ -38,8 +40,9 @@ absl::Status CpuExecutor::Run(const Op& op) {
 }
 
 std::string CpuExecutor::Describe() const {
-  return absl::StrCat("cpu (Eigen ", EIGEN_WORLD_VERSION, ".", EIGEN_MAJOR_VERSION, ".",
-                      EIGEN_MINOR_VERSION, ", ", Eigen::nbThreads(), " threads)");
+  return absl::StrCat("cpu (Eigen ", EIGEN_WORLD_VERSION, ".",
+                      EIGEN_MAJOR_VERSION, ".", EIGEN_MINOR_VERSION, ", ",
+                      Eigen::nbThreads(), " threads)");
 }
 
 }  // namespace matserve::engine

@@ -1,4 +1,5 @@
-// CpuExecutor: Eigen GEMM and transpose on the host's cores, for machines without a GPU (and CI).
+// CpuExecutor: Eigen GEMM and transpose on the host's cores, for machines
+// without a GPU (and CI).
 #ifndef MATSERVE_SERVER_ENGINE_CPU_EXECUTOR_H_
 #define MATSERVE_SERVER_ENGINE_CPU_EXECUTOR_H_
 
@@ -10,7 +11,8 @@ namespace matserve::engine {
 
 class CpuExecutor final : public Executor {
  public:
-  // Eigen's GEMM spreads over OpenMP threads; one CpuExecutor therefore uses every core.
+  // Eigen's GEMM spreads over OpenMP threads; one CpuExecutor therefore uses
+  // every core.
   absl::Status Run(const Op& op) override;
   std::string Describe() const override;
 };

@@ -1,5 +1,5 @@
-// CudaExecutor: copies a job's inputs to reusable device buffers, runs the kernel on its own
-// stream, and copies the result back.
+// CudaExecutor: copies a job's inputs to reusable device buffers, runs the
+// kernel on its own stream, and copies the result back.
 #include "server/engine/cuda_executor.h"
 
 #include <cuda_runtime.h>
@@ -15,7 +15,8 @@
 namespace matserve::engine {
 namespace {
 
-// A device allocation that only grows, so that a steady stream of requests allocates nothing.
+// A device allocation that only grows, so that a steady stream of requests
+// allocates nothing.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -23,7 +24,8 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() { cudaFree(data_); }
 
-  // Makes room for `bytes`; the old contents are not kept. Call on the owning device.
+  // Makes room for `bytes`; the old contents are not kept. Call on the owning
+  // device.
   absl::Status Reserve(uint64_t bytes) {
     if (bytes <= capacity_) return absl::OkStatus();
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaFree(data_));
@@ -41,27 +43,38 @@ class DeviceBuffer {
   uint64_t capacity_ = 0;
 };
 
-uint64_t Bytes(uint64_t rows, uint64_t cols) { return rows * cols * sizeof(float); }
+uint64_t Bytes(uint64_t rows, uint64_t cols) {
+  return rows * cols * sizeof(float);
+}
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(int device, int index, cudaStream_t stream, std::string device_name)
-      : device_(device), index_(index), stream_(stream), device_name_(std::move(device_name)) {}
+  CudaExecutor(int device, int index, cudaStream_t stream,
+               std::string device_name)
+      : device_(device),
+        index_(index),
+        stream_(stream),
+        device_name_(std::move(device_name)) {}
   ~CudaExecutor() override {
     cudaSetDevice(device_);
     cudaStreamDestroy(stream_);
   }
 
   absl::Status Run(const Op& op) override {
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));  // current device is per thread
-    absl::Status enqueued = std::visit([this](const auto& o) { return Enqueue(o); }, op);
-    // Synchronize even after a failed enqueue: nothing queued may outlive the job's memory.
-    absl::Status finished = CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    MATSERVE_CUDA_RETURN_IF_ERROR(
+        cudaSetDevice(device_));  // current device is per thread
+    absl::Status enqueued =
+        std::visit([this](const auto& o) { return Enqueue(o); }, op);
+    // Synchronize even after a failed enqueue: nothing queued may outlive the
+    // job's memory.
+    absl::Status finished =
+        CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     return enqueued.ok() ? finished : enqueued;
   }
 
   std::string Describe() const override {
-    return absl::StrCat("cuda:", device_, " (", device_name_, ") stream ", index_);
+    return absl::StrCat("cuda:", device_, " (", device_name_, ") stream ",
+                        index_);
   }
 
  private:
@@ -72,14 +85,14 @@ class CudaExecutor final : public Executor {
     MATSERVE_RETURN_IF_ERROR(a_.Reserve(a_bytes));
     MATSERVE_RETURN_IF_ERROR(b_.Reserve(b_bytes));
     MATSERVE_RETURN_IF_ERROR(c_.Reserve(c_bytes));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(a_.data(), op.a, a_bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(b_.data(), op.b, b_bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        kernels::Sgemm(op.m, op.n, op.k, a_.data(), b_.data(), c_.data(), stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(op.c, c_.data(), c_bytes, cudaMemcpyDeviceToHost, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        a_.data(), op.a, a_bytes, cudaMemcpyHostToDevice, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        b_.data(), op.b, b_bytes, cudaMemcpyHostToDevice, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(
+        op.m, op.n, op.k, a_.data(), b_.data(), c_.data(), stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        op.c, c_.data(), c_bytes, cudaMemcpyDeviceToHost, stream_));
     return absl::OkStatus();
   }
 
@@ -87,12 +100,12 @@ class CudaExecutor final : public Executor {
     const uint64_t bytes = Bytes(op.rows, op.cols);
     MATSERVE_RETURN_IF_ERROR(a_.Reserve(bytes));
     MATSERVE_RETURN_IF_ERROR(c_.Reserve(bytes));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(a_.data(), op.input, bytes, cudaMemcpyHostToDevice, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        a_.data(), op.input, bytes, cudaMemcpyHostToDevice, stream_));
     MATSERVE_CUDA_RETURN_IF_ERROR(
         kernels::Transpose(op.rows, op.cols, a_.data(), c_.data(), stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaMemcpyAsync(op.output, c_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        op.output, c_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
     return absl::OkStatus();
   }
 
@@ -113,7 +126,8 @@ absl::StatusOr<int> CudaDeviceCount() {
   return count;
 }
 
-absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(int streams_per_device) {
+absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
+    int streams_per_device) {
   absl::StatusOr<int> devices = CudaDeviceCount();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
   if (*devices == 0) return absl::UnavailableError("no CUDA device is visible");
@@ -124,9 +138,10 @@ absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(int str
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, device));
     for (int index = 0; index < streams_per_device; ++index) {
       cudaStream_t stream;
-      MATSERVE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      executors.push_back(
-          std::make_unique<CudaExecutor>(device, index, stream, properties.name));
+      MATSERVE_CUDA_RETURN_IF_ERROR(
+          cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      executors.push_back(std::make_unique<CudaExecutor>(device, index, stream,
+                                                         properties.name));
     }
   }
   return executors;

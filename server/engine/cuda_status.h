@@ -1,4 +1,5 @@
-// CudaStatus and MATSERVE_CUDA_RETURN_IF_ERROR: the one place a cudaError_t becomes a Status.
+// CudaStatus and MATSERVE_CUDA_RETURN_IF_ERROR: the one place a cudaError_t
+// becomes a Status.
 #ifndef MATSERVE_SERVER_ENGINE_CUDA_STATUS_H_
 #define MATSERVE_SERVER_ENGINE_CUDA_STATUS_H_
 
@@ -10,13 +11,15 @@
 
 namespace matserve::engine {
 
-// OK for cudaSuccess; RESOURCE_EXHAUSTED for an allocation failure; INTERNAL otherwise. `what`
-// names the call that failed.
+// OK for cudaSuccess; RESOURCE_EXHAUSTED for an allocation failure; INTERNAL
+// otherwise. `what` names the call that failed.
 inline absl::Status CudaStatus(cudaError_t error, const char* what) {
   if (error == cudaSuccess) return absl::OkStatus();
-  std::string message = absl::StrCat("CUDA error in ", what, ": ", cudaGetErrorName(error), " (",
-                                     cudaGetErrorString(error), ")");
-  if (error == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(message);
+  std::string message =
+      absl::StrCat("CUDA error in ", what, ": ", cudaGetErrorName(error), " (",
+                   cudaGetErrorString(error), ")");
+  if (error == cudaErrorMemoryAllocation)
+    return absl::ResourceExhaustedError(message);
   return absl::InternalError(message);
 }
 

@@ -4,7 +4,8 @@
 namespace matserve::engine {
 
 absl::StatusOr<int> CudaDeviceCount() {
-  return absl::UnavailableError("this build has no CUDA backend (MATSERVE_WITH_CUDA=OFF)");
+  return absl::UnavailableError(
+      "this build has no CUDA backend (MATSERVE_WITH_CUDA=OFF)");
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(int) {

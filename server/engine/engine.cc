@@ -8,7 +8,8 @@
 
 namespace matserve::engine {
 
-Engine::Engine(std::vector<std::unique_ptr<Executor>> executors, EngineOptions options)
+Engine::Engine(std::vector<std::unique_ptr<Executor>> executors,
+               EngineOptions options)
     : options_(options), executors_(std::move(executors)) {
   workers_.reserve(executors_.size());
   for (const std::unique_ptr<Executor>& executor : executors_) {
@@ -53,10 +54,10 @@ void Engine::WorkerLoop(Executor& executor) {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    absl::Status status =
-        absl::Now() > job.deadline
-            ? absl::DeadlineExceededError("deadline passed before compute started")
-            : executor.Run(job.op);
+    absl::Status status = absl::Now() > job.deadline
+                              ? absl::DeadlineExceededError(
+                                    "deadline passed before compute started")
+                              : executor.Run(job.op);
     std::move(job.done)(std::move(status));
   }
 }

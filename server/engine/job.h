@@ -1,4 +1,5 @@
-// The unit of work the engine computes: an operation on views of caller-owned memory.
+// The unit of work the engine computes: an operation on views of caller-owned
+// memory.
 #ifndef MATSERVE_SERVER_ENGINE_JOB_H_
 #define MATSERVE_SERVER_ENGINE_JOB_H_
 
@@ -31,8 +32,9 @@ struct TransposeOp {
 
 using Op = std::variant<MultiplyOp, TransposeOp>;
 
-// A validated request. Whoever submits it keeps the memory behind `op` alive until `done` has
-// run; the engine calls `done` exactly once, on one of its worker threads.
+// A validated request. Whoever submits it keeps the memory behind `op` alive
+// until `done` has run; the engine calls `done` exactly once, on one of its
+// worker threads.
 struct Job {
   Op op;
   absl::Time deadline = absl::InfiniteFuture();

@@ -1,5 +1,5 @@
-// MatrixService: the gRPC callback handlers. They validate, hand a Job to the engine and return at
-// once; the engine's worker finishes the call.
+// MatrixService: the gRPC callback handlers. They validate, hand a Job to the
+// engine and return at once; the engine's worker finishes the call.
 #ifndef MATSERVE_SERVER_RPC_MATRIX_SERVICE_H_
 #define MATSERVE_SERVER_RPC_MATRIX_SERVICE_H_
 
@@ -12,7 +12,8 @@ namespace matserve::rpc {
 class MatrixService final : public v1::MatrixService::CallbackService {
  public:
   // `engine` outlives this service and every call it accepted.
-  MatrixService(engine::Engine* engine, Limits limits) : engine_(engine), limits_(limits) {}
+  MatrixService(engine::Engine* engine, Limits limits)
+      : engine_(engine), limits_(limits) {}
 
   grpc::ServerUnaryReactor* Multiply(grpc::CallbackServerContext* context,
                                      const v1::MultiplyRequest* request,
