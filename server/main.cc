@@ -134,7 +134,8 @@ int Serve() {
 
   const std::string address = absl::GetFlag(FLAGS_address);
   Log(absl::StrCat("serving on ", address.substr(0, address.rfind(':')), ":",
-                   port, " with ", backend_description, " x", workers));
+                   port, " with ", workers, " worker(s), the first on ",
+                   backend_description));
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
