@@ -1,7 +1,10 @@
 // Host launchers for the kernels declared in kernels.h.
 #include <climits>
+#include <cstdint>
 
 #include "kernels/kernels.h"
+#include "kernels/sgemm_naive.cuh"
+#include "kernels/sgemm_register_blocked.cuh"
 #include "kernels/sgemm_tiled.cuh"
 #include "kernels/transpose_tiled.cuh"
 
@@ -13,12 +16,21 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The grids here are one-dimensional; gridDim.x stops at 2^31 - 1 blocks.
 bool FitsGrid(int64_t blocks) { return blocks <= INT_MAX; }
 
-}  // namespace
+cudaError_t SgemmNaive(int64_t m, int64_t n, int64_t k, const float* a,
+                       const float* b, float* c, cudaStream_t stream) {
+  constexpr int kBlock = 16;
+  const int64_t blocks_n = CeilDiv(n, kBlock);
+  const int64_t blocks = CeilDiv(m, kBlock) * blocks_n;
+  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
+  SgemmNaiveKernel<kBlock>
+      <<<static_cast<unsigned>(blocks), dim3(kBlock, kBlock), 0, stream>>>(
+          m, n, k, a, b, c, blocks_n);
+  return cudaGetLastError();
+}
 
-cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
-                  const float* b, float* c, cudaStream_t stream) {
+cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
+                       const float* b, float* c, cudaStream_t stream) {
   constexpr int kTile = 32;
-  if (m <= 0 || n <= 0 || k <= 0) return cudaErrorInvalidValue;
   const int64_t tiles_n = CeilDiv(n, kTile);
   const int64_t blocks = CeilDiv(m, kTile) * tiles_n;
   if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
@@ -26,6 +38,60 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
       <<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, stream>>>(
           m, n, k, a, b, c, tiles_n);
   return cudaGetLastError();
+}
+
+bool Aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+cudaError_t SgemmRegisterBlocked(int64_t m, int64_t n, int64_t k,
+                                 const float* a, const float* b, float* c,
+                                 cudaStream_t stream) {
+  using S = RegisterBlockedShape;
+  constexpr int kGroup = 8;
+  const int64_t tiles_m = CeilDiv(m, S::kBlockM);
+  const int64_t tiles_n = CeilDiv(n, S::kBlockN);
+  const int64_t blocks = tiles_m * tiles_n;
+  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
+  const bool vectorized =
+      k % 4 == 0 && n % 4 == 0 && Aligned16(a) && Aligned16(b) && Aligned16(c);
+  auto kernel = vectorized ? SgemmRegisterBlockedKernel<true, kGroup>
+                           : SgemmRegisterBlockedKernel<false, kGroup>;
+  kernel<<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(
+      m, n, k, a, b, c, tiles_m, tiles_n);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+const char* SgemmVariantName(SgemmVariant variant) {
+  switch (variant) {
+    case SgemmVariant::kAuto:
+      return "auto";
+    case SgemmVariant::kNaive:
+      return "naive";
+    case SgemmVariant::kTiled:
+      return "tiled";
+    case SgemmVariant::kRegisterBlocked:
+      return "register_blocked";
+  }
+  return "unknown";
+}
+
+cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
+                  const float* b, float* c, cudaStream_t stream,
+                  SgemmVariant variant) {
+  if (m <= 0 || n <= 0 || k <= 0) return cudaErrorInvalidValue;
+  switch (variant) {
+    case SgemmVariant::kNaive:
+      return SgemmNaive(m, n, k, a, b, c, stream);
+    case SgemmVariant::kTiled:
+      return SgemmTiled(m, n, k, a, b, c, stream);
+    case SgemmVariant::kAuto:  // provisional until tuned on the device
+    case SgemmVariant::kRegisterBlocked:
+      return SgemmRegisterBlocked(m, n, k, a, b, c, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,

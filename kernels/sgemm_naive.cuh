@@ -19,7 +19,8 @@ __global__ void __launch_bounds__(kBlock* kBlock)
   const int64_t col = blockIdx.x % blocks_n * kBlock + threadIdx.x;
   if (row >= m || col >= n) return;
   float sum = 0.0f;
-  for (int64_t p = 0; p < k; ++p) sum = fmaf(a[row * k + p], b[p * n + col], sum);
+  for (int64_t p = 0; p < k; ++p)
+    sum = fmaf(a[row * k + p], b[p * n + col], sum);
   c[row * n + col] = sum;
 }
 

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "client/reference.h"
@@ -60,23 +62,45 @@ class DeviceVector {
   size_t size_;
 };
 
-class GpuKernels : public GpuTest,
-                   public ::testing::WithParamInterface<Shape> {};
+class GpuSgemm : public GpuTest,
+                 public ::testing::WithParamInterface<
+                     std::tuple<kernels::SgemmVariant, Shape>> {};
 
-TEST_P(GpuKernels, SgemmMatchesFloat64Reference) {
-  const Shape s = GetParam();
+TEST_P(GpuSgemm, MatchesFloat64Reference) {
+  const auto [variant, s] = GetParam();
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = RandomMatrix(s.m, s.k, rng);
   const Matrix b = RandomMatrix(s.k, s.n, rng);
   DeviceVector da(a.values), db(b.values), dc(uint64_t{s.m} * s.n);
-  ASSERT_CUDA_OK(
-      kernels::Sgemm(s.m, s.n, s.k, da.get(), db.get(), dc.get(), nullptr));
+  ASSERT_CUDA_OK(kernels::Sgemm(s.m, s.n, s.k, da.get(), db.get(), dc.get(),
+                                nullptr, variant));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
   matserve::testing::ExpectMatchesReference(dc.ToHost(),
                                             ReferenceMultiply(a, b));
 }
 
-TEST_P(GpuKernels, TransposeIsBitExact) {
+// Every variant, on the odd shapes and on shapes that take the 16-byte path of
+// the register-blocked kernel (K and N multiples of 4) with ragged edges.
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GpuSgemm,
+    ::testing::Combine(::testing::ValuesIn(kernels::kSgemmVariants),
+                       ::testing::ValuesIn([] {
+                         std::vector<Shape> shapes =
+                             matserve::testing::OddShapes();
+                         shapes.insert(
+                             shapes.end(),
+                             {{129, 132, 260}, {300, 8, 4}, {1, 4, 4}});
+                         return shapes;
+                       }())),
+    [](const auto& info) {
+      return std::string(kernels::SgemmVariantName(std::get<0>(info.param))) +
+             "_" + ShapeName(std::get<1>(info.param));
+    });
+
+class GpuTranspose : public GpuTest,
+                     public ::testing::WithParamInterface<Shape> {};
+
+TEST_P(GpuTranspose, IsBitExact) {
   const Shape s = GetParam();  // transposes an m x n input
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix input =
@@ -87,22 +111,30 @@ TEST_P(GpuKernels, TransposeIsBitExact) {
   matserve::testing::ExpectExactTranspose(input, dout.ToHost());
 }
 
-INSTANTIATE_TEST_SUITE_P(OddShapes, GpuKernels,
+INSTANTIATE_TEST_SUITE_P(OddShapes, GpuTranspose,
                          ::testing::ValuesIn(matserve::testing::OddShapes()),
                          [](const auto& info) {
                            return ShapeName(info.param);
                          });
 
+// Every variant; 67x45x71 takes the element-wise path of the register-blocked
+// kernel, 67x44x72 its 16-byte path.
 TEST_F(GpuTest, SgemmPropagatesNanAndInfinity) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
-  const Matrix a = matserve::testing::MatrixWithSpecialValues(67, 45, rng);
-  const Matrix b = matserve::testing::MatrixWithSpecialValues(45, 71, rng);
-  DeviceVector da(a.values), db(b.values), dc(67 * 71);
-  ASSERT_CUDA_OK(
-      kernels::Sgemm(67, 71, 45, da.get(), db.get(), dc.get(), nullptr));
-  ASSERT_CUDA_OK(cudaDeviceSynchronize());
-  matserve::testing::ExpectMatchesReference(dc.ToHost(),
-                                            ReferenceMultiply(a, b));
+  for (const Shape& s : {Shape{67, 45, 71}, Shape{67, 44, 72}}) {
+    const Matrix a = matserve::testing::MatrixWithSpecialValues(s.m, s.k, rng);
+    const Matrix b = matserve::testing::MatrixWithSpecialValues(s.k, s.n, rng);
+    const std::vector<double> want = ReferenceMultiply(a, b);
+    DeviceVector da(a.values), db(b.values), dc(uint64_t{s.m} * s.n);
+    for (kernels::SgemmVariant variant : kernels::kSgemmVariants) {
+      SCOPED_TRACE(std::string(kernels::SgemmVariantName(variant)) + " " +
+                   ShapeName(s));
+      ASSERT_CUDA_OK(kernels::Sgemm(s.m, s.n, s.k, da.get(), db.get(), dc.get(),
+                                    nullptr, variant));
+      ASSERT_CUDA_OK(cudaDeviceSynchronize());
+      matserve::testing::ExpectMatchesReference(dc.ToHost(), want);
+    }
+  }
 }
 
 TEST_F(GpuTest, ZeroSizeIsRefusedNotLaunched) {
