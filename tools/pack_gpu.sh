@@ -7,4 +7,4 @@ build=${1:-build}
 rm -rf .device
 ../shared/device/pack.sh .device "$build/server/matserve-server" "$build/client/matserve-cli" \
   "$build/tests/matserve_cuda_test" "$build/tests/matserve_e2e_cuda_test" \
-  "$build/tests/matserve_e2e_test"
+  "$build/tests/matserve_e2e_test" "$build/kernels/bench/matserve-kernel-bench"

@@ -1,0 +1,630 @@
+// matserve-kernel-bench: times every SGEMM variant against cuBLAS and
+// Transpose against cublasSgeam and a device copy, and checks their outputs.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace matserve::kernels {
+namespace {
+
+// Every CUDA or cuBLAS failure is fatal: a benchmark that goes on after one
+// prints numbers for work that never ran. Exit 2 keeps it apart from WRONG (1).
+[[noreturn]] void Fail(const char* call, const char* file, int line,
+                       const char* error) {
+  std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, error);
+  std::exit(2);
+}
+void Check(cudaError_t status, const char* call, const char* file, int line) {
+  if (status != cudaSuccess) Fail(call, file, line, cudaGetErrorName(status));
+}
+void Check(cublasStatus_t status, const char* call, const char* file,
+           int line) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    Fail(call, file, line, cublasGetStatusName(status));
+  }
+}
+#define CHECK(call) Check((call), #call, __FILE__, __LINE__)
+
+constexpr double kMaxRelError = 1e-5;
+// The naive variant needs seconds per run past this many multiply-adds.
+constexpr double kNaiveMaxMnk = 8589934592.0;  // 2^33
+constexpr int kWarmupRuns = 3;
+constexpr int kEstimateRuns = 3;
+constexpr int kMinSamples = 20;
+constexpr int kMaxSamples = 1000;
+constexpr double kTargetMs = 200.0;
+// Short kernels are timed in back-to-back batches of at least this long, so
+// neither the event resolution (~0.5 us) nor a launch gap between two events
+// shows up in the per-run time.
+constexpr double kMinSampleMs = 0.1;
+constexpr int kMaxBatch = 100;
+constexpr int kCheckedSamples = 256;
+
+struct GemmShape {
+  int64_t m, k, n;
+};
+struct TransposeShape {
+  int64_t rows, cols;
+};
+
+struct Options {
+  std::vector<GemmShape> sgemm = {{1024, 1024, 1024}, {2048, 2048, 2048},
+                                  {4096, 4096, 4096}, {8192, 8192, 8192},
+                                  {4095, 4095, 4095}, {1000, 3000, 777},
+                                  {64, 4096, 4096},   {4096, 64, 4096}};
+  std::vector<TransposeShape> transpose = {{4096, 4096}, {8192, 8192},
+                                           {1000, 3000}, {1, 1 << 24},
+                                           {1 << 24, 1}, {4093, 4099}};
+  std::string csv_path;
+};
+
+constexpr char kUsage[] =
+    "usage: matserve-kernel-bench [--quick] [--sgemm=MxKxN,...|none]\n"
+    "                             [--transpose=RxC,...|none] [--csv=PATH]\n"
+    "Times each SGEMM variant against cublasSgemm (fp32, no TF32) and\n"
+    "Transpose against cublasSgeam and a device-to-device copy, on random\n"
+    "inputs rotated past the L2, and checks every output against cuBLAS.\n"
+    "  --quick        short lists: SGEMM 1024^3, 2048^3, 1000x3000x777;\n"
+    "                 transpose 4096x4096, 1000x3000, 1x16777216\n"
+    "  --sgemm=...    SGEMM shapes as M x K x N (A is MxK, B is KxN)\n"
+    "  --transpose=.. transpose shapes as rows x cols of the input\n"
+    "  --csv=PATH     also write every row as CSV\n"
+    "Exit status: 0 all outputs right, 1 some row WRONG, 2 usage or CUDA "
+    "error.\n";
+
+// Parses "AxBxC,DxExF" into groups of `dims` sizes in [1, INT_MAX] (cuBLAS
+// takes int sizes); "none" is the empty list.
+bool ParseShapes(const std::string& text, int dims,
+                 std::vector<std::vector<int64_t>>* shapes) {
+  shapes->clear();
+  if (text == "none") return true;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(pos, end - pos);
+    std::vector<int64_t> shape;
+    const char* p = item.c_str();
+    while (true) {
+      char* rest = nullptr;
+      const long long value = std::strtoll(p, &rest, 10);
+      if (rest == p || value < 1 || value > INT_MAX) return false;
+      shape.push_back(value);
+      if (*rest == '\0') break;
+      if (*rest != 'x') return false;
+      p = rest + 1;
+    }
+    if (static_cast<int>(shape.size()) != dims) return false;
+    shapes->push_back(shape);
+    pos = end + 1;
+  }
+  return true;
+}
+
+// Returns false (after printing why) on a bad flag; exits 0 for --help.
+bool ParseOptions(int argc, char** argv, Options* options) {
+  std::string sgemm, transpose;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value_of = [&](const char* flag, std::string* value) {
+      const std::string prefix = std::string(flag) + "=";
+      if (arg.compare(0, prefix.size(), prefix) != 0) return false;
+      *value = arg.substr(prefix.size());
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--quick") {
+      quick = true;
+    } else if (!value_of("--sgemm", &sgemm) &&
+               !value_of("--transpose", &transpose) &&
+               !value_of("--csv", &options->csv_path)) {
+      std::fprintf(stderr, "unknown flag: %s\n%s", arg.c_str(), kUsage);
+      return false;
+    }
+  }
+  if (quick) {
+    options->sgemm = {
+        {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 3000, 777}};
+    options->transpose = {{4096, 4096}, {1000, 3000}, {1, 1 << 24}};
+  }
+  std::vector<std::vector<int64_t>> shapes;
+  if (!sgemm.empty()) {
+    if (!ParseShapes(sgemm, 3, &shapes)) {
+      std::fprintf(stderr, "bad --sgemm=%s (want MxKxN,...)\n", sgemm.c_str());
+      return false;
+    }
+    options->sgemm.clear();
+    for (const auto& s : shapes) options->sgemm.push_back({s[0], s[1], s[2]});
+  }
+  if (!transpose.empty()) {
+    if (!ParseShapes(transpose, 2, &shapes)) {
+      std::fprintf(stderr, "bad --transpose=%s (want RxC,...)\n",
+                   transpose.c_str());
+      return false;
+    }
+    options->transpose.clear();
+    for (const auto& s : shapes) options->transpose.push_back({s[0], s[1]});
+  }
+  return true;
+}
+
+// Uniform in [-1, 1) from a counter-based hash (splitmix64) of seed and index:
+// reproducible like a seeded host generator, but fast enough for gigabytes of
+// inputs. Not curand: libcurand is 130 MB, over what the GPU machine's carry
+// takes. Never zeros: they hide unwritten outputs and can run faster.
+__global__ void FillUniform(float* data, int64_t count, uint64_t seed) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+       i < count; i += stride) {
+    uint64_t z = seed + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    data[i] = static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
+  }
+}
+
+struct CudaFree {
+  void operator()(float* p) const { cudaFree(p); }
+};
+using DeviceBuffer = std::unique_ptr<float, CudaFree>;
+
+DeviceBuffer AllocateRandom(int64_t count, uint64_t seed, cudaStream_t stream) {
+  float* data = nullptr;
+  CHECK(cudaMalloc(&data, count * sizeof(float)));
+  FillUniform<<<1024, 256, 0, stream>>>(data, count, seed);
+  CHECK(cudaGetLastError());
+  return DeviceBuffer(data);
+}
+
+// 0xFF bytes are NaNs: an element a kernel fails to write fails the check.
+void Poison(float* data, int64_t count, cudaStream_t stream) {
+  CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
+}
+
+std::vector<float> ToHost(const float* data, int64_t count,
+                          cudaStream_t stream) {
+  std::vector<float> host(count);
+  CHECK(cudaMemcpyAsync(host.data(), data, count * sizeof(float),
+                        cudaMemcpyDeviceToHost, stream));
+  CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+// ||out - ref||_F / ||ref||_F in double; NaN anywhere in `out` gives NaN.
+template <typename Ref>
+double RelError(const std::vector<float>& out, const std::vector<Ref>& ref) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = static_cast<double>(out[i]) - ref[i];
+    diff += d * d;
+    norm += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+// Input sets rotated between timed runs: one rotation touches more than twice
+// the L2, so no run finds its operands still cached from the one before.
+int64_t InputSets(int64_t bytes_per_set, int64_t l2_bytes) {
+  return 2 * l2_bytes / bytes_per_set + 1;
+}
+
+struct Timing {
+  double median_ms;  // per run
+  int samples;
+  int batch;  // runs averaged into each sample
+  double iqr_pct;
+};
+
+// Times run(i), i = 0, 1, ... (i picks the input set), with device events and
+// returns the median over samples of `batch` back-to-back runs each.
+template <typename Run>
+Timing Time(cudaStream_t stream, const Run& run) {
+  int call = 0;
+  // Module load, cuBLAS's kernel choice and the clock ramp stay out of it.
+  for (; call < kWarmupRuns; ++call) run(call);
+  std::vector<cudaEvent_t> events(2 * kMaxSamples);
+  for (cudaEvent_t& event : events) CHECK(cudaEventCreate(&event));
+  CHECK(cudaEventRecord(events[0], stream));
+  for (int i = 0; i < kEstimateRuns; ++i) run(call++);
+  CHECK(cudaEventRecord(events[1], stream));
+  CHECK(cudaEventSynchronize(events[1]));
+  float estimate_ms = 0;
+  CHECK(cudaEventElapsedTime(&estimate_ms, events[0], events[1]));
+  estimate_ms = std::max(estimate_ms / kEstimateRuns, 1e-4f);
+
+  Timing timing;
+  timing.batch =
+      std::clamp(static_cast<int>(kMinSampleMs / estimate_ms), 1, kMaxBatch);
+  timing.samples =
+      std::clamp(static_cast<int>(kTargetMs / (estimate_ms * timing.batch)),
+                 kMinSamples, kMaxSamples);
+  for (int s = 0; s < timing.samples; ++s) {
+    CHECK(cudaEventRecord(events[2 * s], stream));
+    for (int b = 0; b < timing.batch; ++b) run(call++);
+    CHECK(cudaEventRecord(events[2 * s + 1], stream));
+  }
+  CHECK(cudaEventSynchronize(events[2 * timing.samples - 1]));
+  std::vector<double> ms(timing.samples);
+  for (int s = 0; s < timing.samples; ++s) {
+    float elapsed = 0;
+    CHECK(cudaEventElapsedTime(&elapsed, events[2 * s], events[2 * s + 1]));
+    ms[s] = static_cast<double>(elapsed) / timing.batch;
+  }
+  for (cudaEvent_t event : events) CHECK(cudaEventDestroy(event));
+  std::sort(ms.begin(), ms.end());
+  const int n = timing.samples;
+  timing.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  timing.iqr_pct = 100 * (ms[3 * n / 4] - ms[n / 4]) / timing.median_ms;
+  return timing;
+}
+
+std::string TimingNote(const Timing& timing) {
+  char note[64];
+  if (timing.batch > 1) {
+    std::snprintf(note, sizeof(note), "n=%dx%d IQR %.1f%%", timing.samples,
+                  timing.batch, timing.iqr_pct);
+  } else {
+    std::snprintf(note, sizeof(note), "n=%d IQR %.1f%%", timing.samples,
+                  timing.iqr_pct);
+  }
+  return note;
+}
+
+// One table row; an empty field does not apply ("-" in the table, empty in
+// the CSV).
+struct Row {
+  std::string kind, shape, impl;
+  std::optional<double> ms = {}, rate = {}, pct_of_ref = {}, rel_error = {};
+  std::string note = "";  // starts with "WRONG" when the output is wrong
+  bool wrong = false;
+};
+
+std::string Format(std::optional<double> value, const char* format) {
+  if (!value) return "";
+  char text[32];
+  std::snprintf(text, sizeof(text), format, *value);
+  return text;
+}
+
+std::string CsvQuote(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    quoted += c == '"' ? std::string(2, c) : std::string(1, c);
+  }
+  return quoted + "\"";
+}
+
+class KernelBench {
+ public:
+  KernelBench() {
+    int device = 0;
+    CHECK(cudaGetDevice(&device));
+    CHECK(cudaGetDeviceProperties(&properties_, device));
+    CHECK(cudaDeviceGetAttribute(&clock_khz_, cudaDevAttrClockRate, device));
+    CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    CHECK(cublasCreate(&cublas_));
+    CHECK(cublasSetStream(cublas_, stream_));
+    // Plain fp32 FMA, the arithmetic our kernels do: no TF32 tensor ops.
+    CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+  }
+  ~KernelBench() {
+    cublasDestroy(cublas_);
+    cudaStreamDestroy(stream_);
+  }
+
+  void PrintHeader() const {
+    int runtime = 0, driver = 0, cublas = 0;
+    CHECK(cudaRuntimeGetVersion(&runtime));
+    CHECK(cudaDriverGetVersion(&driver));
+    CHECK(cublasGetVersion(cublas_, &cublas));
+    std::printf("matserve-kernel-bench\n");
+    std::printf(
+        "device: %s, sm_%d%d, %d SMs, L2 %.1f MiB, max clock %d MHz, "
+        "%.1f GiB\n",
+        properties_.name, properties_.major, properties_.minor,
+        properties_.multiProcessorCount, properties_.l2CacheSize / 1048576.0,
+        clock_khz_ / 1000, properties_.totalGlobalMem / 1073741824.0);
+    std::printf(
+        "CUDA runtime %d.%d, driver %d.%d, cuBLAS %d.%d.%d "
+        "(CUBLAS_DEFAULT_MATH: fp32, no TF32)\n",
+        runtime / 1000, runtime % 1000 / 10, driver / 1000, driver % 1000 / 10,
+        cublas / 10000, cublas % 10000 / 100, cublas % 100);
+    std::printf(
+        "ms: median over n samples after %d warm-up runs; n=SxB: each sample "
+        "the mean of B back-to-back runs;\nIQR: interquartile range of the "
+        "samples over the median; rel_err > %.0e or NaN: WRONG\n",
+        kWarmupRuns + kEstimateRuns, kMaxRelError);
+    // These turn TF32 or emulation on behind the math mode's back.
+    for (const char* name :
+         {"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATE_SINGLE_PRECISION"}) {
+      if (const char* value = std::getenv(name)) {
+        std::printf("warning: %s=%s is set\n", name, value);
+      }
+    }
+  }
+
+  void RunSgemmTable(const std::vector<GemmShape>& shapes) {
+    if (shapes.empty()) return;
+    std::printf(
+        "\nSGEMM: row-major fp32 C = A*B, shape MxKxN; ms: median per run; "
+        "rel_err: ||C - C_cublas||_F / ||C_cublas||_F\n"
+        "(cublas row: vs fp64 on %d sampled elements of C)\n",
+        kCheckedSamples);
+    PrintTableHeader("TFLOP/s", "%cuBLAS");
+    for (const GemmShape& shape : shapes) RunSgemm(shape);
+  }
+
+  void RunTransposeTable(const std::vector<TransposeShape>& shapes) {
+    if (shapes.empty()) return;
+    std::printf(
+        "\nTranspose: out = in^T, shape RxC of the input; GB/s: bytes read + "
+        "written; rel_err vs cublas_geam,\nwhich must match bit-exactly "
+        "(cublas_geam row: vs the host's transpose)\n");
+    PrintTableHeader("GB/s", "%memcpy");
+    for (const TransposeShape& shape : shapes) RunTranspose(shape);
+  }
+
+  int wrong_rows() const { return wrong_rows_; }
+
+  bool WriteCsv(const std::string& path) const {
+    FILE* file = std::fopen(path.c_str(), "w");
+    if (file == nullptr) return false;
+    std::fputs("kind,shape,impl,ms,tflops_or_gbps,pct_of_ref,rel_error,note\n",
+               file);
+    for (const Row& row : rows_) {
+      std::fprintf(
+          file, "%s,%s,%s,%s,%s,%s,%s,%s\n", row.kind.c_str(),
+          row.shape.c_str(), row.impl.c_str(), Format(row.ms, "%.6g").c_str(),
+          Format(row.rate, "%.6g").c_str(),
+          Format(row.pct_of_ref, "%.4g").c_str(),
+          Format(row.rel_error, "%.3e").c_str(), CsvQuote(row.note).c_str());
+    }
+    return std::fclose(file) == 0;
+  }
+
+ private:
+  static void PrintTableHeader(const char* rate, const char* pct) {
+    std::printf("%-18s %-18s %10s %9s %8s %9s  %s\n", "shape", "impl", "ms",
+                rate, pct, "rel_err", "note");
+  }
+
+  void Add(Row row) {
+    auto cell = [](std::optional<double> value, const char* format) {
+      return value ? Format(value, format) : std::string("-");
+    };
+    std::printf("%-18s %-18s %10s %9s %8s %9s  %s\n", row.shape.c_str(),
+                row.impl.c_str(), cell(row.ms, "%.4f").c_str(),
+                cell(row.rate, "%.2f").c_str(),
+                cell(row.pct_of_ref, "%.1f").c_str(),
+                cell(row.rel_error, "%.1e").c_str(), row.note.c_str());
+    std::fflush(stdout);
+    wrong_rows_ += row.wrong;
+    rows_.push_back(std::move(row));
+  }
+
+  // Runs `launch` once into a poisoned `out` and returns what it wrote.
+  template <typename Launch>
+  std::vector<float> Output(float* out, int64_t count, const Launch& launch) {
+    Poison(out, count, stream_);
+    launch();
+    return ToHost(out, count, stream_);
+  }
+
+  void RunSgemm(const GemmShape& shape) {
+    const int64_t m = shape.m, k = shape.k, n = shape.n;
+    const int64_t set = m * k + k * n + m * n;  // floats: A, B, C
+    const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
+    DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
+    auto a = [&](int64_t i) { return buffer.get() + i % sets * set; };
+    auto b = [&](int64_t i) { return a(i) + m * k; };
+    auto c = [&](int64_t i) { return b(i) + k * n; };
+    const std::string name =
+        std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+    const double flop = 2.0 * m * n * k;
+
+    // Row-major C = A*B is column-major C^T = B^T * A^T: the same bytes.
+    auto cublas = [&](int64_t i) {
+      const float one = 1, zero = 0;
+      CHECK(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
+                        static_cast<int>(m), static_cast<int>(k), &one, b(i),
+                        static_cast<int>(n), a(i), static_cast<int>(k), &zero,
+                        c(i), static_cast<int>(n)));
+    };
+    const std::vector<float> reference =
+        Output(c(0), m * n, [&] { cublas(0); });
+    const Timing cublas_timing = Time(stream_, cublas);
+    AddSgemmRow(name, "cublas",
+                SampledErrorVsFp64(shape, a(0), b(0), reference), cublas_timing,
+                flop, cublas_timing.median_ms,
+                ", " + std::to_string(sets) + " input sets");
+
+    for (SgemmVariant variant : kSgemmVariants) {
+      const char* impl = SgemmVariantName(variant);
+      if (variant == SgemmVariant::kNaive &&
+          static_cast<double>(m) * n * k > kNaiveMaxMnk) {
+        Row skipped{"sgemm", name, impl};
+        skipped.note = "skipped: M*N*K > 2^33, too slow";
+        Add(skipped);
+        continue;
+      }
+      auto ours = [&](int64_t i) {
+        CHECK(Sgemm(m, n, k, a(i), b(i), c(i), stream_, variant));
+      };
+      const double error =
+          RelError(Output(c(0), m * n, [&] { ours(0); }), reference);
+      AddSgemmRow(name, impl, error, Time(stream_, ours), flop,
+                  cublas_timing.median_ms, "");
+    }
+  }
+
+  void AddSgemmRow(const std::string& name, const char* impl, double error,
+                   const Timing& timing, double flop, double cublas_ms,
+                   const std::string& extra) {
+    const bool wrong = !(error <= kMaxRelError);  // NaN is wrong too
+    std::string note = TimingNote(timing) + extra;
+    if (wrong) note = "WRONG (rel_err > 1e-5); " + note;
+    Add({"sgemm", name, impl, timing.median_ms, flop / timing.median_ms / 1e9,
+         100 * cublas_ms / timing.median_ms, error, note, wrong});
+  }
+
+  // cuBLAS's own result against fp64 dot products on a fixed sample of C:
+  // catches a wrong call (leading dimensions, operand order) that would make
+  // every comparison with it meaningless.
+  double SampledErrorVsFp64(const GemmShape& shape, const float* a,
+                            const float* b, const std::vector<float>& c) {
+    const std::vector<float> host_a = ToHost(a, shape.m * shape.k, stream_);
+    const std::vector<float> host_b = ToHost(b, shape.k * shape.n, stream_);
+    std::mt19937_64 random(42);
+    std::vector<float> sampled;
+    std::vector<double> expected;
+    for (int s = 0; s < kCheckedSamples; ++s) {
+      const int64_t i = random() % shape.m, j = random() % shape.n;
+      double dot = 0;
+      for (int64_t p = 0; p < shape.k; ++p) {
+        dot += static_cast<double>(host_a[i * shape.k + p]) *
+               host_b[p * shape.n + j];
+      }
+      sampled.push_back(c[i * shape.n + j]);
+      expected.push_back(dot);
+    }
+    return RelError(sampled, expected);
+  }
+
+  void RunTranspose(const TransposeShape& shape) {
+    const int64_t rows = shape.rows, cols = shape.cols;
+    const int64_t count = rows * cols;
+    const int64_t bytes = count * 4;
+    const int64_t set = 2 * count;  // floats: in, out
+    const int64_t sets = InputSets(2 * bytes, properties_.l2CacheSize);
+    DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
+    auto in = [&](int64_t i) { return buffer.get() + i % sets * set; };
+    auto out = [&](int64_t i) { return in(i) + count; };
+    const std::string name = std::to_string(rows) + "x" + std::to_string(cols);
+
+    // The roofline: a copy moves the same bytes with no reordering.
+    const Timing copy = Time(stream_, [&](int64_t i) {
+      CHECK(cudaMemcpyAsync(out(i), in(i), bytes, cudaMemcpyDeviceToDevice,
+                            stream_));
+    });
+    AddTransposeRow(name, "memcpy_d2d", std::nullopt, copy, copy.median_ms,
+                    bytes, ", " + std::to_string(sets) + " input sets");
+
+    // Row-major in (rows x cols) is column-major cols x rows, ld = cols, and
+    // row-major out (cols x rows) is column-major rows x cols, ld = rows. So
+    // out is C = op(A) with m = rows, n = cols, ldc = rows >= max(1, m), and
+    // transa = T on A = in, lda = cols >= max(1, n) as op T requires. With
+    // beta == 0 the docs say B need not be valid: nullptr, and ldb = rows
+    // meets ldb >= max(1, m) for transb = N all the same.
+    auto geam = [&](int64_t i) {
+      const float one = 1, zero = 0;
+      CHECK(cublasSgeam(
+          cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows),
+          static_cast<int>(cols), &one, in(i), static_cast<int>(cols), &zero,
+          nullptr, static_cast<int>(rows), out(i), static_cast<int>(rows)));
+    };
+    const std::vector<float> reference =
+        Output(out(0), count, [&] { geam(0); });
+    const std::vector<float> input = ToHost(in(0), count, stream_);
+    std::vector<float> expected(count);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        expected[c * rows + r] = input[r * cols + c];
+      }
+    }
+    AddTransposeRow(name, "cublas_geam", Mismatches(reference, expected),
+                    Time(stream_, geam), copy.median_ms, bytes, "");
+
+    auto ours = [&](int64_t i) {
+      CHECK(Transpose(rows, cols, in(i), out(i), stream_));
+    };
+    const std::vector<float> output = Output(out(0), count, [&] { ours(0); });
+    AddTransposeRow(name, "matserve", Mismatches(output, reference),
+                    Time(stream_, ours), copy.median_ms, bytes, "");
+  }
+
+  // Elements whose bits differ, with the normwise error they add up to.
+  struct Mismatch {
+    int64_t count = 0;
+    double rel_error = 0;
+  };
+  static Mismatch Mismatches(const std::vector<float>& output,
+                             const std::vector<float>& expected) {
+    Mismatch mismatch;
+    if (std::memcmp(output.data(), expected.data(),
+                    expected.size() * sizeof(float)) == 0) {
+      return mismatch;
+    }
+    for (size_t i = 0; i < expected.size(); ++i) {
+      mismatch.count += std::memcmp(&output[i], &expected[i], 4) != 0;
+    }
+    mismatch.rel_error = RelError(output, expected);
+    return mismatch;
+  }
+
+  void AddTransposeRow(const std::string& name, const char* impl,
+                       std::optional<Mismatch> mismatch, const Timing& timing,
+                       double copy_ms, int64_t bytes,
+                       const std::string& extra) {
+    const bool wrong = mismatch && mismatch->count > 0;
+    std::string note = TimingNote(timing) + extra;
+    if (wrong) {
+      note = "WRONG (" + std::to_string(mismatch->count) +
+             " elements differ); " + note;
+    }
+    std::optional<double> rel_error;
+    if (mismatch) rel_error = mismatch->rel_error;
+    // Bytes read plus bytes written, over the time, in GB/s.
+    Add({"transpose", name, impl, timing.median_ms,
+         2.0 * bytes / timing.median_ms / 1e6, 100 * copy_ms / timing.median_ms,
+         rel_error, note, wrong});
+  }
+
+  cudaDeviceProp properties_;
+  int clock_khz_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t cublas_ = nullptr;
+  uint64_t seed_ = 0x6d61747365727665ull;  // "matserve"
+  std::vector<Row> rows_;
+  int wrong_rows_ = 0;
+};
+
+}  // namespace
+}  // namespace matserve::kernels
+
+int main(int argc, char** argv) {
+  using matserve::kernels::KernelBench;
+  matserve::kernels::Options options;
+  if (!matserve::kernels::ParseOptions(argc, argv, &options)) return 2;
+  KernelBench bench;
+  bench.PrintHeader();
+  bench.RunSgemmTable(options.sgemm);
+  bench.RunTransposeTable(options.transpose);
+  if (!options.csv_path.empty() && !bench.WriteCsv(options.csv_path)) {
+    std::fprintf(stderr, "cannot write %s\n", options.csv_path.c_str());
+    return 2;
+  }
+  if (bench.wrong_rows() > 0) {
+    std::printf("\nFAILED: %d row(s) WRONG\n", bench.wrong_rows());
+    return 1;
+  }
+  std::printf("\nall outputs match\n");
+  return 0;
+}
