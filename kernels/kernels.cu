@@ -87,7 +87,15 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
       return SgemmNaive(m, n, k, a, b, c, stream);
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
-    case SgemmVariant::kAuto:  // provisional until tuned on the device
+    case SgemmVariant::kAuto:
+      // Measured on an H200 (docs/benchmarks.md): below one 128-row or
+      // 128-column block tile, the register-blocked grid is too small to fill
+      // the GPU and the 32 x 32 tiles win (64x4096x4096: 20% of cuBLAS
+      // against 15%); from there on the register-blocked kernel wins.
+      return m < RegisterBlockedShape::kBlockM ||
+                     n < RegisterBlockedShape::kBlockN
+                 ? SgemmTiled(m, n, k, a, b, c, stream)
+                 : SgemmRegisterBlocked(m, n, k, a, b, c, stream);
     case SgemmVariant::kRegisterBlocked:
       return SgemmRegisterBlocked(m, n, k, a, b, c, stream);
   }

@@ -79,19 +79,22 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
                                             ReferenceMultiply(a, b));
 }
 
-// Every variant, on the odd shapes and on shapes that take the 16-byte path of
-// the register-blocked kernel (K and N multiples of 4) with ragged edges.
+// Every variant and the automatic choice, on the odd shapes and on shapes that
+// take the 16-byte path of the register-blocked kernel (K and N multiples of 4)
+// with ragged edges.
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
-    ::testing::Combine(::testing::ValuesIn(kernels::kSgemmVariants),
-                       ::testing::ValuesIn([] {
-                         std::vector<Shape> shapes =
-                             matserve::testing::OddShapes();
-                         shapes.insert(
-                             shapes.end(),
-                             {{129, 132, 260}, {300, 8, 4}, {1, 4, 4}});
-                         return shapes;
-                       }())),
+    ::testing::Combine(
+        ::testing::Values(kernels::SgemmVariant::kAuto,
+                          kernels::SgemmVariant::kNaive,
+                          kernels::SgemmVariant::kTiled,
+                          kernels::SgemmVariant::kRegisterBlocked),
+        ::testing::ValuesIn([] {
+          std::vector<Shape> shapes = matserve::testing::OddShapes();
+          shapes.insert(shapes.end(),
+                        {{129, 132, 260}, {300, 8, 4}, {1, 4, 4}});
+          return shapes;
+        }())),
     [](const auto& info) {
       return std::string(kernels::SgemmVariantName(std::get<0>(info.param))) +
              "_" + ShapeName(std::get<1>(info.param));
