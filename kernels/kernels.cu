@@ -16,28 +16,25 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // The grids here are one-dimensional; gridDim.x stops at 2^31 - 1 blocks.
 bool FitsGrid(int64_t blocks) { return blocks <= INT_MAX; }
 
-cudaError_t SgemmNaive(int64_t m, int64_t n, int64_t k, const float* a,
-                       const float* b, float* c, cudaStream_t stream) {
-  constexpr int kBlock = 16;
-  const int64_t blocks_n = CeilDiv(n, kBlock);
-  const int64_t blocks = CeilDiv(m, kBlock) * blocks_n;
+// Launches `kernel` with one kBlock x kBlock thread block per kBlock x kBlock
+// tile of C (the naive and tiled rungs).
+template <int kBlock, typename Kernel>
+cudaError_t LaunchBlockPerTile(Kernel kernel, int64_t m, int64_t n, int64_t k,
+                               const float* a, const float* b, float* c,
+                               cudaStream_t stream) {
+  const int64_t tiles_n = CeilDiv(n, kBlock);
+  const int64_t blocks = CeilDiv(m, kBlock) * tiles_n;
   if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
-  SgemmNaiveKernel<kBlock>
-      <<<static_cast<unsigned>(blocks), dim3(kBlock, kBlock), 0, stream>>>(
-          m, n, k, a, b, c, blocks_n);
+  kernel<<<static_cast<unsigned>(blocks), dim3(kBlock, kBlock), 0, stream>>>(
+      m, n, k, a, b, c, tiles_n);
   return cudaGetLastError();
 }
 
 cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
                        const float* b, float* c, cudaStream_t stream) {
   constexpr int kTile = 32;
-  const int64_t tiles_n = CeilDiv(n, kTile);
-  const int64_t blocks = CeilDiv(m, kTile) * tiles_n;
-  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
-  SgemmTiledKernel<kTile>
-      <<<static_cast<unsigned>(blocks), dim3(kTile, kTile), 0, stream>>>(
-          m, n, k, a, b, c, tiles_n);
-  return cudaGetLastError();
+  return LaunchBlockPerTile<kTile>(SgemmTiledKernel<kTile>, m, n, k, a, b, c,
+                                   stream);
 }
 
 bool Aligned16(const void* p) {
@@ -84,7 +81,8 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
   if (m <= 0 || n <= 0 || k <= 0) return cudaErrorInvalidValue;
   switch (variant) {
     case SgemmVariant::kNaive:
-      return SgemmNaive(m, n, k, a, b, c, stream);
+      return LaunchBlockPerTile<16>(SgemmNaiveKernel<16>, m, n, k, a, b, c,
+                                    stream);
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
     case SgemmVariant::kAuto:
