@@ -1,16 +1,19 @@
 // End to end: the real matserve-server binary on a loopback port, called
 // through the client library and the raw stub, on the CPU backend and (label
 // gpu) the CUDA backend.
+#include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "client/client.h"
 #include "client/reference.h"
 #include "server/engine/cuda_executor.h"
@@ -202,7 +205,12 @@ TEST_P(EndToEnd, ConcurrentClientsAllGetTheirOwnAnswers) {
 }
 
 // SIGTERM while calls are queued: every call the server had accepted still gets
-// its right answer, later ones get UNAVAILABLE, and the process exits 0.
+// its right answer and the process exits 0. A call whose request had not yet
+// reached the handler is refused by gRPC itself, as UNAVAILABLE or (still
+// being received) CANCELLED: safe to retry, never a wrong answer. The
+// signal goes once the first of the concurrent calls is answered (not after a
+// fixed sleep, which a loaded machine can outlast): the server is then working
+// through the others.
 TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix a = RandomMatrix(700, 700, rng);
@@ -210,12 +218,17 @@ TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
   const std::vector<double> want = ReferenceMultiply(a, b);
   const Client c = client();
   ASSERT_TRUE(c.Multiply(a, b).ok());  // connected and warm
+  absl::Notification first_answer;
+  std::atomic<bool> notified{false};
   std::vector<std::future<absl::StatusOr<Matrix>>> calls;
   for (int i = 0; i < 16; ++i) {
-    calls.push_back(
-        std::async(std::launch::async, [&] { return c.Multiply(a, b); }));
+    calls.push_back(std::async(std::launch::async, [&] {
+      absl::StatusOr<Matrix> product = c.Multiply(a, b);
+      if (!notified.exchange(true)) first_answer.Notify();
+      return product;
+    }));
   }
-  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_TRUE(first_answer.WaitForNotificationWithTimeout(absl::Seconds(60)));
   EXPECT_EQ(server_->Stop(SIGTERM), 0) << server_->Log();
   int answered = 0;
   for (auto& call : calls) {
@@ -224,11 +237,13 @@ TEST_P(EndToEnd, SigtermFinishesCallsInFlightAndExitsZero) {
       ++answered;
       matserve::testing::ExpectMatchesReference(product->values, want);
     } else {
-      EXPECT_EQ(product.status().code(), absl::StatusCode::kUnavailable)
+      EXPECT_THAT(product.status().code(),
+                  ::testing::AnyOf(absl::StatusCode::kUnavailable,
+                                   absl::StatusCode::kCancelled))
           << product.status();
     }
   }
-  EXPECT_GT(answered, 0) << "no call was in flight when SIGTERM came";
+  EXPECT_GT(answered, 0) << "no call was answered";
   server_.reset();
 }
 

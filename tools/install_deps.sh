@@ -10,4 +10,4 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libabsl-dev \
-  libeigen3-dev libgtest-dev python3 python3-grpcio python3-protobuf >/dev/null
+  libeigen3-dev libgtest-dev libgmock-dev python3 python3-grpcio python3-protobuf >/dev/null
