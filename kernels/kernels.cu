@@ -1,12 +1,16 @@
 // Host launchers for the kernels declared in kernels.h.
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/kernels.h"
 #include "kernels/sgemm_naive.cuh"
 #include "kernels/sgemm_register_blocked.cuh"
+#include "kernels/sgemm_small_tile.cuh"
 #include "kernels/sgemm_tiled.cuh"
 #include "kernels/transpose_tiled.cuh"
+#include "kernels/transpose_wide.cuh"
 
 namespace matserve::kernels {
 namespace {
@@ -14,7 +18,21 @@ namespace {
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The grids here are one-dimensional; gridDim.x stops at 2^31 - 1 blocks.
-bool FitsGrid(int64_t blocks) { return blocks <= INT_MAX; }
+// Returns the block count of `per_item` blocks for each of `items`, or -1
+// where that does not fit.
+int64_t GridBlocks(int64_t per_item, int64_t items) {
+  return per_item > INT_MAX / items ? -1 : per_item * items;
+}
+
+bool Aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+// 16-byte accesses along rows of `cols` elements are legal in every matrix of
+// a strided batch: rows, matrices and the base all start on 16 bytes.
+bool Vectorizable(const void* base, int64_t cols, int64_t stride) {
+  return cols % 4 == 0 && stride % 4 == 0 && Aligned16(base);
+}
 
 // Launches `kernel` with one kBlock x kBlock thread block per kBlock x kBlock
 // tile of C (the naive and tiled rungs).
@@ -23,8 +41,8 @@ cudaError_t LaunchBlockPerTile(Kernel kernel, int64_t m, int64_t n, int64_t k,
                                const float* a, const float* b, float* c,
                                cudaStream_t stream) {
   const int64_t tiles_n = CeilDiv(n, kBlock);
-  const int64_t blocks = CeilDiv(m, kBlock) * tiles_n;
-  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
+  const int64_t blocks = GridBlocks(CeilDiv(m, kBlock), tiles_n);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
   kernel<<<static_cast<unsigned>(blocks), dim3(kBlock, kBlock), 0, stream>>>(
       m, n, k, a, b, c, tiles_n);
   return cudaGetLastError();
@@ -37,29 +55,134 @@ cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
                                    stream);
 }
 
-bool Aligned16(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+// The operands of a strided batch; a single product is a batch of one.
+struct Batch {
+  int64_t m, n, k;
+  const float* a;
+  int64_t stride_a;
+  const float* b;
+  int64_t stride_b;
+  float* c;
+  int64_t stride_c;
+  int64_t count;
+
+  bool Vectorized() const {
+    return Vectorizable(a, k, stride_a) && Vectorizable(b, n, stride_b) &&
+           Vectorizable(c, n, stride_c);
+  }
+};
+
+Batch Single(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
+             float* c) {
+  return {m, n, k, a, 0, b, 0, c, 0, 1};
 }
 
-cudaError_t SgemmRegisterBlocked(int64_t m, int64_t n, int64_t k,
-                                 const float* a, const float* b, float* c,
-                                 cudaStream_t stream) {
+cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
   using S = RegisterBlockedShape;
   constexpr int kGroup = 8;
-  const int64_t tiles_m = CeilDiv(m, S::kBlockM);
-  const int64_t tiles_n = CeilDiv(n, S::kBlockN);
-  const int64_t blocks = tiles_m * tiles_n;
-  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
-  const bool vectorized =
-      k % 4 == 0 && n % 4 == 0 && Aligned16(a) && Aligned16(b) && Aligned16(c);
-  auto kernel = vectorized ? SgemmRegisterBlockedKernel<true, kGroup>
-                           : SgemmRegisterBlockedKernel<false, kGroup>;
+  const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
+  const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
+  const int64_t blocks = GridBlocks(tiles_m * tiles_n, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  auto kernel = p.Vectorized() ? SgemmRegisterBlockedKernel<true, kGroup>
+                               : SgemmRegisterBlockedKernel<false, kGroup>;
   kernel<<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(
-      m, n, k, a, b, c, tiles_m, tiles_n);
+      p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c, p.stride_c, tiles_m,
+      tiles_n);
   return cudaGetLastError();
 }
 
+// Small-tile shapes: <tile, thread tile, K step>. Four 16 x 16 or 32 x 32
+// tiles share a block; a 64 x 64 tile takes one.
+using SmallTile16 = SmallTileShape<16, 2, 16>;
+using SmallTile32 = SmallTileShape<32, 4, 32>;
+using SmallTile64 = SmallTileShape<64, 4, 32>;
+
+template <typename S>
+cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
+  const int64_t tiles_n = CeilDiv(p.n, S::kTile);
+  const int64_t tiles = CeilDiv(p.m, S::kTile) * tiles_n;
+  const int64_t blocks = GridBlocks(tiles, CeilDiv(p.count, S::kTilesPerBlock));
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  auto kernel = p.Vectorized() ? SgemmSmallTileBatchedKernel<S, true>
+                               : SgemmSmallTileBatchedKernel<S, false>;
+  kernel<<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(
+      p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c, p.stride_c, p.count,
+      tiles_n, tiles);
+  return cudaGetLastError();
+}
+
+template <int kTile, int kThreads>
+cudaError_t TransposeWide(int64_t rows, int64_t cols, const float* in,
+                          int64_t in_stride, float* out, int64_t out_stride,
+                          int64_t batch, cudaStream_t stream) {
+  const int64_t tiles_cols = CeilDiv(cols, kTile);
+  const int64_t tiles = CeilDiv(rows, kTile) * tiles_cols;
+  const int64_t blocks = GridBlocks(tiles, batch);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  const bool vectorized =
+      Vectorizable(in, cols, in_stride) && Vectorizable(out, rows, out_stride);
+  auto kernel = vectorized ? TransposeWideKernel<kTile, kThreads, true>
+                           : TransposeWideKernel<kTile, kThreads, false>;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      rows, cols, in, in_stride, out, out_stride, tiles_cols, tiles);
+  return cudaGetLastError();
+}
+
+cudaError_t TransposeTiled(int64_t rows, int64_t cols, const float* in,
+                           int64_t in_stride, float* out, int64_t out_stride,
+                           int64_t batch, cudaStream_t stream) {
+  constexpr int kTile = 32;
+  constexpr int kRows = 8;
+  const int64_t tiles_cols = CeilDiv(cols, kTile);
+  const int64_t tiles = CeilDiv(rows, kTile) * tiles_cols;
+  const int64_t blocks = GridBlocks(tiles, batch);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  TransposeTiledKernel<kTile, kRows>
+      <<<static_cast<unsigned>(blocks), dim3(kTile, kRows), 0, stream>>>(
+          rows, cols, in, in_stride, out, out_stride, tiles_cols, tiles);
+  return cudaGetLastError();
+}
+
+// A 1 x N or N x 1 matrix has the same bytes as its transpose.
+cudaError_t CopyVectors(int64_t count, const float* in, int64_t in_stride,
+                        float* out, int64_t out_stride, int64_t batch,
+                        cudaStream_t stream) {
+  const size_t bytes = count * sizeof(float);
+  if (batch == 1) {
+    return cudaMemcpyAsync(out, in, bytes, cudaMemcpyDeviceToDevice, stream);
+  }
+  return cudaMemcpy2DAsync(out, out_stride * sizeof(float), in,
+                           in_stride * sizeof(float), bytes, batch,
+                           cudaMemcpyDeviceToDevice, stream);
+}
+
+// Finds the variant among `variants` whose name is `name`.
+template <typename Variant, size_t kCount>
+bool ParseVariant(const char* name, const Variant (&variants)[kCount],
+                  const char* (*name_of)(Variant), Variant* variant) {
+  if (std::strcmp(name, "auto") == 0) {
+    *variant = Variant::kAuto;
+    return true;
+  }
+  for (Variant candidate : variants) {
+    if (std::strcmp(name, name_of(candidate)) == 0) {
+      *variant = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
+  return ParseVariant(name, kSgemmVariants, SgemmVariantName, variant);
+}
+
+bool ParseTransposeVariant(const char* name, TransposeVariant* variant) {
+  return ParseVariant(name, kTransposeVariants, TransposeVariantName, variant);
+}
 
 const char* SgemmVariantName(SgemmVariant variant) {
   switch (variant) {
@@ -93,25 +216,96 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
       return m < RegisterBlockedShape::kBlockM ||
                      n < RegisterBlockedShape::kBlockN
                  ? SgemmTiled(m, n, k, a, b, c, stream)
-                 : SgemmRegisterBlocked(m, n, k, a, b, c, stream);
+                 : SgemmRegisterBlocked(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kRegisterBlocked:
-      return SgemmRegisterBlocked(m, n, k, a, b, c, stream);
+      return SgemmRegisterBlocked(Single(m, n, k, a, b, c), stream);
   }
   return cudaErrorInvalidValue;
 }
 
-cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,
-                      cudaStream_t stream) {
-  constexpr int kTile = 32;
-  constexpr int kRows = 8;
-  if (rows <= 0 || cols <= 0) return cudaErrorInvalidValue;
-  const int64_t tiles_cols = CeilDiv(cols, kTile);
-  const int64_t blocks = CeilDiv(rows, kTile) * tiles_cols;
-  if (!FitsGrid(blocks)) return cudaErrorInvalidConfiguration;
-  TransposeTiledKernel<kTile, kRows>
-      <<<static_cast<unsigned>(blocks), dim3(kTile, kRows), 0, stream>>>(
-          rows, cols, in, out, tiles_cols);
+cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
+                                int64_t stride_a, const float* b,
+                                int64_t stride_b, float* c, int64_t stride_c,
+                                int64_t batch, cudaStream_t stream) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return cudaErrorInvalidValue;
+  const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
+  const int64_t side = std::max(m, n);
+  if (side <= SmallTile16::kTile) return SgemmSmallTile<SmallTile16>(p, stream);
+  if (side <= SmallTile32::kTile) return SgemmSmallTile<SmallTile32>(p, stream);
+  if (m < RegisterBlockedShape::kBlockM || n < RegisterBlockedShape::kBlockN) {
+    return SgemmSmallTile<SmallTile64>(p, stream);
+  }
+  return SgemmRegisterBlocked(p, stream);
+}
+
+int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,
+                         GroupedGemmEntry* entries) {
+  using S = SmallTile64;
+  int64_t blocks = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const GemmProblem& p = problems[i];
+    if (p.m <= 0 || p.n <= 0 || p.k <= 0) return -1;
+    const int64_t tiles =
+        GridBlocks(CeilDiv(p.m, S::kTile), CeilDiv(p.n, S::kTile));
+    if (tiles < 0 || tiles > INT_MAX - blocks) return -1;
+    const bool vectorized = Vectorizable(p.a, p.k, 0) &&
+                            Vectorizable(p.b, p.n, 0) &&
+                            Vectorizable(p.c, p.n, 0);
+    entries[i] = {p, blocks, vectorized};
+    blocks += tiles;
+  }
+  return blocks;
+}
+
+cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
+                         int64_t blocks, cudaStream_t stream) {
+  if (count <= 0 || blocks <= 0 || blocks > INT_MAX) {
+    return cudaErrorInvalidValue;
+  }
+  SgemmGroupedKernel<SmallTile64>
+      <<<static_cast<unsigned>(blocks), SmallTile64::kThreads, 0, stream>>>(
+          entries, count);
   return cudaGetLastError();
+}
+
+const char* TransposeVariantName(TransposeVariant variant) {
+  switch (variant) {
+    case TransposeVariant::kAuto:
+      return "auto";
+    case TransposeVariant::kTiled:
+      return "tiled";
+    case TransposeVariant::kWide:
+      return "wide";
+  }
+  return "unknown";
+}
+
+cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,
+                      cudaStream_t stream, TransposeVariant variant) {
+  return TransposeStridedBatched(rows, cols, in, 0, out, 0, 1, stream, variant);
+}
+
+cudaError_t TransposeStridedBatched(int64_t rows, int64_t cols, const float* in,
+                                    int64_t in_stride, float* out,
+                                    int64_t out_stride, int64_t batch,
+                                    cudaStream_t stream,
+                                    TransposeVariant variant) {
+  if (rows <= 0 || cols <= 0 || batch <= 0) return cudaErrorInvalidValue;
+  switch (variant) {
+    case TransposeVariant::kAuto:
+      if (rows == 1 || cols == 1) {
+        return CopyVectors(rows * cols, in, in_stride, out, out_stride, batch,
+                           stream);
+      }
+      [[fallthrough]];
+    case TransposeVariant::kWide:
+      return TransposeWide<64, 256>(rows, cols, in, in_stride, out, out_stride,
+                                    batch, stream);
+    case TransposeVariant::kTiled:
+      return TransposeTiled(rows, cols, in, in_stride, out, out_stride, batch,
+                            stream);
+  }
+  return cudaErrorInvalidValue;
 }
 
 }  // namespace matserve::kernels

@@ -22,6 +22,8 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
 
 // "naive", "tiled", "register_blocked", "auto".
 const char* SgemmVariantName(SgemmVariant variant);
+// The variant SgemmVariantName calls `name`; false for no such name.
+bool ParseSgemmVariant(const char* name, SgemmVariant* variant);
 
 // C = A * B for row-major device matrices: A is m x k, B is k x n, C is m x n.
 // Any sizes >= 1, whichever variant; fp32 accumulation. Returns
@@ -31,10 +33,70 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
                   const float* b, float* c, cudaStream_t stream,
                   SgemmVariant variant = SgemmVariant::kAuto);
 
+// Many same-shape products in one launch: C_i = A_i * B_i for i < batch,
+// where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
+// (strides in elements). Small problems share blocks (up to 32 x 32: four per
+// block) or take one 64 x 64 tile per block; large ones use the
+// register-blocked kernel. Any sizes >= 1; same error contract as Sgemm.
+cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
+                                int64_t stride_a, const float* b,
+                                int64_t stride_b, float* c, int64_t stride_c,
+                                int64_t batch, cudaStream_t stream);
+
+// One product of a grouped launch: row-major device matrices, A m x k, B k x n,
+// C m x n.
+struct GemmProblem {
+  int64_t m, n, k;
+  const float* a;
+  const float* b;
+  float* c;
+};
+// A row of the problem table that SgemmGrouped reads from device memory.
+struct GroupedGemmEntry {
+  GemmProblem problem;
+  int64_t first_tile;  // the first block of this problem
+  bool vectorized;     // 16-byte accesses are legal for it
+};
+
+// Fills entries[0, count) (host memory) for `problems` and returns the number
+// of blocks the grouped launch takes, or -1 if a size is < 1 or the grid is
+// too large. Copy the entries to the device (with the batch's inputs, say) and
+// pass them to SgemmGrouped.
+int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,
+                         GroupedGemmEntry* entries);
+
+// Problems of different shapes in one launch: `entries` is a device copy of
+// the table PlanSgemmGrouped filled, `blocks` what it returned.
+cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
+                         int64_t blocks, cudaStream_t stream);
+
+// The rungs of the transpose ladder; kAuto picks by shape.
+enum class TransposeVariant {
+  kAuto,   // a copy for a vector (1 x N and N x 1 share their layout), else
+           // kWide
+  kTiled,  // a 32 x 32 padded tile, one element at a time
+  kWide,   // a 64 x 64 padded tile, 4-element runs, 16-byte where aligned
+};
+inline constexpr TransposeVariant kTransposeVariants[] = {
+    TransposeVariant::kTiled, TransposeVariant::kWide};
+
+// "auto", "tiled", "wide".
+const char* TransposeVariantName(TransposeVariant variant);
+// The variant TransposeVariantName calls `name`; false for no such name.
+bool ParseTransposeVariant(const char* name, TransposeVariant* variant);
+
 // out = in^T for a row-major rows x cols device matrix; out is cols x rows.
 // Bit-exact. Same error contract as Sgemm.
 cudaError_t Transpose(int64_t rows, int64_t cols, const float* in, float* out,
-                      cudaStream_t stream);
+                      cudaStream_t stream,
+                      TransposeVariant variant = TransposeVariant::kAuto);
+
+// out_i = in_i^T for i < batch, in_i = in + i * in_stride, out_i = out + i *
+// out_stride (in elements), in one launch.
+cudaError_t TransposeStridedBatched(
+    int64_t rows, int64_t cols, const float* in, int64_t in_stride, float* out,
+    int64_t out_stride, int64_t batch, cudaStream_t stream,
+    TransposeVariant variant = TransposeVariant::kAuto);
 
 }  // namespace matserve::kernels
 

@@ -37,28 +37,36 @@ struct RegisterBlockedShape {
 // coincide, a padding zero only meets another padding zero or an output that
 // is never stored.
 //
-// Blocks are numbered in one grid dimension and visited in groups of kGroup
-// tile rows, column by column inside a group, so that the blocks resident at
-// one time share their A rows and B columns in L2.
+// Blocks are numbered in one grid dimension, problem by problem of a strided
+// batch (problem i's A at a + i * stride_a, and so on; a single product is a
+// batch of one). Inside a problem they are visited in groups of kGroup tile
+// rows, column by column inside a group, so that the blocks resident at one
+// time share their A rows and B columns in L2.
 template <bool kVectorized, int kGroup>
 __global__ void __launch_bounds__(RegisterBlockedShape::kThreads, 1)
     SgemmRegisterBlockedKernel(int64_t m, int64_t n, int64_t k,
-                               const float* __restrict__ a,
-                               const float* __restrict__ b,
-                               float* __restrict__ c, int64_t tiles_m,
-                               int64_t tiles_n) {
+                               const float* __restrict__ a, int64_t stride_a,
+                               const float* __restrict__ b, int64_t stride_b,
+                               float* __restrict__ c, int64_t stride_c,
+                               int64_t tiles_m, int64_t tiles_n) {
   using S = RegisterBlockedShape;
   // Two stages: the next K step is stored into one while the other is read.
   __shared__ __align__(16) float a_tile[2][S::kBlockK][S::kBlockM];  // A^T
   __shared__ __align__(16) float b_tile[2][S::kBlockK][S::kBlockN];
 
+  const int64_t problem = blockIdx.x / (tiles_m * tiles_n);
+  a += problem * stride_a;
+  b += problem * stride_b;
+  c += problem * stride_c;
+
   // Grouped tile order for L2 reuse.
+  const int64_t tile = blockIdx.x % (tiles_m * tiles_n);
   const int64_t tiles_per_group = int64_t{kGroup} * tiles_n;
-  const int64_t group = blockIdx.x / tiles_per_group;
+  const int64_t group = tile / tiles_per_group;
   const int64_t first_row = group * kGroup;
   const int64_t rows_in_group =
       tiles_m - first_row < kGroup ? tiles_m - first_row : kGroup;
-  const int64_t in_group = blockIdx.x % tiles_per_group;
+  const int64_t in_group = tile % tiles_per_group;
   const int64_t block_row = (first_row + in_group % rows_in_group) * S::kBlockM;
   const int64_t block_col = in_group / rows_in_group * S::kBlockN;
 

@@ -13,20 +13,26 @@ namespace matserve::kernels {
 // between. The tile row is padded by one word so that a column's kTile elements
 // fall in kTile different banks; unpadded, a column read would be a kTile-way
 // bank conflict. Tiles are numbered in one grid dimension, as in
-// SgemmTiledKernel.
+// SgemmTiledKernel, matrix by matrix of a strided batch (matrix i at
+// in + i * in_stride and out + i * out_stride).
 template <int kTile, int kRows>
 __global__ void __launch_bounds__(kTile* kRows)
     TransposeTiledKernel(int64_t rows, int64_t cols,
-                         const float* __restrict__ in, float* __restrict__ out,
-                         int64_t tiles_cols) {
+                         const float* __restrict__ in, int64_t in_stride,
+                         float* __restrict__ out, int64_t out_stride,
+                         int64_t tiles_cols, int64_t tiles_per_matrix) {
   static_assert(kTile % kRows == 0,
                 "each thread moves a whole number of tile rows");
   static_assert(kTile == 32,
                 "the padding argument assumes one tile row per 32 banks");
   __shared__ float tile[kTile][kTile + 1];
 
-  const int64_t row0 = blockIdx.x / tiles_cols * kTile;
-  const int64_t col0 = blockIdx.x % tiles_cols * kTile;
+  const int64_t matrix = blockIdx.x / tiles_per_matrix;
+  const int64_t tile_index = blockIdx.x % tiles_per_matrix;
+  in += matrix * in_stride;
+  out += matrix * out_stride;
+  const int64_t row0 = tile_index / tiles_cols * kTile;
+  const int64_t col0 = tile_index % tiles_cols * kTile;
   const int tx = threadIdx.x;
 
   for (int j = threadIdx.y; j < kTile; j += kRows) {

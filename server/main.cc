@@ -37,6 +37,13 @@ ABSL_FLAG(uint64_t, max_elements, uint64_t{1} << 27,
           "largest matrix, in elements, that a request may send or get back");
 ABSL_FLAG(int, streams, 4, "CUDA streams (one worker each) per visible GPU");
 ABSL_FLAG(
+    std::string, sgemm_variant, "auto",
+    "CUDA backend, for experiments: force one SGEMM kernel (naive | tiled "
+    "| register_blocked); auto picks by shape");
+ABSL_FLAG(std::string, transpose_variant, "auto",
+          "CUDA backend, for experiments: force one transpose kernel (tiled | "
+          "wide); auto picks by shape");
+ABSL_FLAG(
     uint64_t, max_queued_requests, 1024,
     "requests waiting for compute before new ones get RESOURCE_EXHAUSTED");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
@@ -53,14 +60,14 @@ void Log(const std::string& line) {
 
 // The executors for --backend, and a line that says what was chosen and why.
 absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
-    const std::string& backend, int streams) {
+    const std::string& backend, const engine::CudaExecutorOptions& cuda) {
   if (backend != "auto" && backend != "cuda" && backend != "cpu") {
     return absl::InvalidArgumentError(
         absl::StrCat("--backend=", backend, ": expected auto, cuda or cpu"));
   }
-  if (streams < 1) {
+  if (cuda.streams_per_device < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--streams=", streams, ": must be >= 1"));
+        absl::StrCat("--streams=", cuda.streams_per_device, ": must be >= 1"));
   }
   bool use_cuda = backend == "cuda";
   if (backend == "auto") {
@@ -73,7 +80,7 @@ absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
           "), using the CPU"));
     }
   }
-  if (use_cuda) return engine::MakeCudaExecutors(streams);
+  if (use_cuda) return engine::MakeCudaExecutors(cuda);
   std::vector<std::unique_ptr<engine::Executor>> executors;
   executors.push_back(std::make_unique<engine::CpuExecutor>());
   return executors;
@@ -100,7 +107,11 @@ int Serve() {
     return 2;
   }
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
-      MakeExecutors(absl::GetFlag(FLAGS_backend), absl::GetFlag(FLAGS_streams));
+      MakeExecutors(
+          absl::GetFlag(FLAGS_backend),
+          {.streams_per_device = absl::GetFlag(FLAGS_streams),
+           .sgemm_variant = absl::GetFlag(FLAGS_sgemm_variant),
+           .transpose_variant = absl::GetFlag(FLAGS_transpose_variant)});
   if (!executors.ok()) {
     Log(absl::StrCat("cannot start the backend: ",
                      executors.status().ToString()));

@@ -2,9 +2,12 @@
 // reference on odd shapes. Skipped, with a message, where no CUDA device is
 // visible.
 #include <cuda_runtime.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -100,25 +103,272 @@ INSTANTIATE_TEST_SUITE_P(
              "_" + ShapeName(std::get<1>(info.param));
     });
 
+constexpr kernels::TransposeVariant kTransposeVariantsAndAuto[] = {
+    kernels::TransposeVariant::kAuto, kernels::TransposeVariant::kTiled,
+    kernels::TransposeVariant::kWide};
+
 class GpuTranspose : public GpuTest,
-                     public ::testing::WithParamInterface<Shape> {};
+                     public ::testing::WithParamInterface<
+                         std::tuple<kernels::TransposeVariant, Shape>> {};
 
 TEST_P(GpuTranspose, IsBitExact) {
-  const Shape s = GetParam();  // transposes an m x n input
+  const auto [variant, s] = GetParam();  // transposes an m x n input
   std::mt19937_64 rng = matserve::testing::FreshRng();
   const Matrix input =
       matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
   DeviceVector din(input.values), dout(input.values.size());
-  ASSERT_CUDA_OK(kernels::Transpose(s.m, s.n, din.get(), dout.get(), nullptr));
+  ASSERT_CUDA_OK(
+      kernels::Transpose(s.m, s.n, din.get(), dout.get(), nullptr, variant));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
   matserve::testing::ExpectExactTranspose(input, dout.ToHost());
 }
 
-INSTANTIATE_TEST_SUITE_P(OddShapes, GpuTranspose,
-                         ::testing::ValuesIn(matserve::testing::OddShapes()),
-                         [](const auto& info) {
-                           return ShapeName(info.param);
-                         });
+// Vectors both ways (a copy under kAuto), shapes whose sizes are multiples of
+// 4 (the wide kernel's 16-byte path) with ragged tiles, and the odd shapes'
+// m x n, each once.
+std::vector<Shape> TransposeShapes() {
+  std::vector<Shape> shapes = {
+      {1, 0, 4097}, {4097, 0, 1}, {68, 0, 132}, {4, 0, 260}};
+  for (const Shape& s : matserve::testing::OddShapes()) {
+    if (std::none_of(shapes.begin(), shapes.end(), [&](const Shape& t) {
+          return t.m == s.m && t.n == s.n;
+        })) {
+      shapes.push_back(s);
+    }
+  }
+  return shapes;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GpuTranspose,
+    ::testing::Combine(::testing::ValuesIn(kTransposeVariantsAndAuto),
+                       ::testing::ValuesIn(TransposeShapes())),
+    [](const auto& info) {
+      const Shape& s = std::get<1>(info.param);
+      return std::string(
+                 kernels::TransposeVariantName(std::get<0>(info.param))) +
+             "_" + std::to_string(s.m) + "x" + std::to_string(s.n);
+    });
+
+// A strided batch: `count` problems `gap` elements apart beyond their size (a
+// gap of 1 makes 16-byte accesses illegal and must not be written).
+struct BatchCase {
+  Shape shape;
+  uint32_t count;
+  uint32_t gap;
+};
+std::ostream& operator<<(std::ostream& os, const BatchCase& c) {
+  return os << ShapeName(c.shape) << "/" << c.count << "+" << c.gap;
+}
+std::string BatchCaseName(const BatchCase& c) {
+  return ShapeName(c.shape) + "_x" + std::to_string(c.count) + "_gap" +
+         std::to_string(c.gap);
+}
+
+// The matrices of a strided batch in one host vector, `stride` elements
+// apart; the gaps hold NaN.
+std::vector<float> Pack(const std::vector<Matrix>& matrices, uint64_t stride) {
+  std::vector<float> packed(matrices.size() * stride, NAN);
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    std::copy(matrices[i].values.begin(), matrices[i].values.end(),
+              packed.begin() + i * stride);
+  }
+  return packed;
+}
+
+// Fails unless every element of `packed` past the first `size` of each
+// `stride` still has the poison's bits (all ones).
+void ExpectGapsUnwritten(const std::vector<float>& packed, uint64_t size,
+                         uint64_t stride) {
+  for (uint64_t i = 0; i < packed.size(); ++i) {
+    if (i % stride < size) continue;
+    uint32_t bits;
+    std::memcpy(&bits, &packed[i], 4);
+    ASSERT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " of a gap was written";
+  }
+}
+
+class GpuBatchedSgemm : public GpuTest,
+                        public ::testing::WithParamInterface<BatchCase> {};
+
+TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
+  const auto [s, count, gap] = GetParam();
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  std::vector<Matrix> as, bs;
+  for (uint32_t i = 0; i < count; ++i) {
+    as.push_back(RandomMatrix(s.m, s.k, rng));
+    bs.push_back(RandomMatrix(s.k, s.n, rng));
+  }
+  const uint64_t size_c = uint64_t{s.m} * s.n;
+  const uint64_t stride_a = uint64_t{s.m} * s.k + gap;
+  const uint64_t stride_b = uint64_t{s.k} * s.n + gap;
+  const uint64_t stride_c = size_c + gap;
+  DeviceVector da(Pack(as, stride_a)), db(Pack(bs, stride_b)),
+      dc(count * stride_c);
+  ASSERT_CUDA_OK(kernels::SgemmStridedBatched(s.m, s.n, s.k, da.get(), stride_a,
+                                              db.get(), stride_b, dc.get(),
+                                              stride_c, count, nullptr));
+  ASSERT_CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> c = dc.ToHost();
+  for (uint32_t i = 0; i < count; ++i) {
+    SCOPED_TRACE("product " + std::to_string(i));
+    matserve::testing::ExpectMatchesReference(
+        {c.begin() + i * stride_c, c.begin() + i * stride_c + size_c},
+        ReferenceMultiply(as[i], bs[i]));
+  }
+  ExpectGapsUnwritten(c, size_c, stride_c);
+}
+
+// Each size class of the launcher (four problems per block up to 16 and 32,
+// 64 x 64 tiles below 128, register-blocked from there), with batches that
+// leave a block part empty, on both the 16-byte and the element-wise paths.
+INSTANTIATE_TEST_SUITE_P(
+    SizeClasses, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{1, 1, 1}, 5, 0}, BatchCase{{16, 16, 16}, 9, 0},
+        BatchCase{{17, 31, 29}, 7, 1}, BatchCase{{32, 32, 32}, 5, 0},
+        BatchCase{{3, 1000, 5}, 6, 1}, BatchCase{{33, 1, 65}, 3, 0},
+        BatchCase{{64, 64, 64}, 6, 0}, BatchCase{{100, 37, 129}, 3, 1},
+        BatchCase{{128, 128, 128}, 2, 0}, BatchCase{{130, 7, 257}, 2, 1},
+        BatchCase{{256, 260, 132}, 3, 0}),
+    [](const auto& info) { return BatchCaseName(info.param); });
+
+// Mixed shapes in one launch, some matrices on 16 bytes and some not: every
+// product right, the inputs untouched and nothing written between matrices.
+TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
+  const std::vector<Shape> shapes = {{1, 1, 1},    {16, 16, 16}, {17, 31, 29},
+                                     {64, 64, 64}, {65, 3, 130}, {100, 37, 129},
+                                     {1, 300, 1},  {200, 64, 3}, {257, 33, 96},
+                                     {4, 8, 12},   {8, 8, 8},    {31, 1, 1}};
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  std::vector<Matrix> inputs;     // A and B of each problem
+  std::vector<uint64_t> offsets;  // A, B and C of each problem
+  std::vector<uint64_t> sizes;
+  uint64_t size = 0;
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    const Shape& s = shapes[p];
+    inputs.push_back(RandomMatrix(s.m, s.k, rng));
+    inputs.push_back(RandomMatrix(s.k, s.n, rng));
+    for (uint64_t floats :
+         {uint64_t{s.m} * s.k, uint64_t{s.k} * s.n, uint64_t{s.m} * s.n}) {
+      // Odd problems on 16 bytes, even ones (8x8x8 among them) off it.
+      if (p % 2 == 1) {
+        size = (size + 3) / 4 * 4;
+      } else if (++size % 4 == 0) {
+        ++size;
+      }
+      offsets.push_back(size);
+      sizes.push_back(floats);
+      size += floats;
+    }
+  }
+  DeviceVector buffer(size);  // all NaN bits: gaps and outputs alike
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    for (int which : {0, 1}) {
+      const std::vector<float>& values = inputs[2 * p + which].values;
+      ASSERT_CUDA_OK(cudaMemcpy(buffer.get() + offsets[3 * p + which],
+                                values.data(), values.size() * 4,
+                                cudaMemcpyHostToDevice));
+    }
+  }
+  std::vector<kernels::GemmProblem> problems;
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    const Shape& s = shapes[p];
+    float* base = buffer.get();
+    problems.push_back({s.m, s.n, s.k, base + offsets[3 * p],
+                        base + offsets[3 * p + 1], base + offsets[3 * p + 2]});
+  }
+  std::vector<kernels::GroupedGemmEntry> entries(problems.size());
+  const int64_t blocks = kernels::PlanSgemmGrouped(
+      problems.data(), problems.size(), entries.data());
+  ASSERT_GT(blocks, 0);
+  EXPECT_TRUE(entries[1].vectorized);    // 16^3 on 16 bytes
+  EXPECT_FALSE(entries[2].vectorized);   // K = 31
+  EXPECT_FALSE(entries[10].vectorized);  // 8^3 off 16 bytes
+  kernels::GroupedGemmEntry* device_entries = nullptr;
+  ASSERT_CUDA_OK(
+      cudaMalloc(&device_entries, entries.size() * sizeof(entries[0])));
+  std::unique_ptr<kernels::GroupedGemmEntry, decltype(&cudaFree)> owner(
+      device_entries, cudaFree);
+  ASSERT_CUDA_OK(cudaMemcpy(device_entries, entries.data(),
+                            entries.size() * sizeof(entries[0]),
+                            cudaMemcpyHostToDevice));
+  ASSERT_CUDA_OK(
+      kernels::SgemmGrouped(device_entries, entries.size(), blocks, nullptr));
+  ASSERT_CUDA_OK(cudaDeviceSynchronize());
+
+  const std::vector<float> result = buffer.ToHost();
+  std::vector<bool> in_a_matrix(size, false);
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    std::fill_n(in_a_matrix.begin() + offsets[i], sizes[i], true);
+  }
+  for (size_t p = 0; p < shapes.size(); ++p) {
+    SCOPED_TRACE(ShapeName(shapes[p]));
+    for (int which : {0, 1}) {
+      const std::vector<float>& values = inputs[2 * p + which].values;
+      EXPECT_EQ(std::memcmp(&result[offsets[3 * p + which]], values.data(),
+                            values.size() * 4),
+                0)
+          << "an input was overwritten";
+    }
+    const auto first = result.begin() + offsets[3 * p + 2];
+    matserve::testing::ExpectMatchesReference(
+        {first, first + sizes[3 * p + 2]},
+        ReferenceMultiply(inputs[2 * p], inputs[2 * p + 1]));
+  }
+  for (uint64_t i = 0; i < size; ++i) {
+    if (in_a_matrix[i]) continue;
+    uint32_t bits;
+    std::memcpy(&bits, &result[i], 4);
+    ASSERT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " of a gap was written";
+  }
+}
+
+class GpuBatchedTranspose
+    : public GpuTest,
+      public ::testing::WithParamInterface<
+          std::tuple<kernels::TransposeVariant, BatchCase>> {};
+
+TEST_P(GpuBatchedTranspose, EveryMatrixIsBitExact) {
+  const auto [variant, c] = GetParam();
+  const uint32_t rows = c.shape.m, cols = c.shape.n;
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  std::vector<Matrix> inputs;
+  for (uint32_t i = 0; i < c.count; ++i) {
+    inputs.push_back(
+        matserve::testing::MatrixWithSpecialValues(rows, cols, rng));
+  }
+  const uint64_t size = uint64_t{rows} * cols;
+  const uint64_t stride = size + c.gap;
+  DeviceVector din(Pack(inputs, stride)), dout(c.count * stride);
+  ASSERT_CUDA_OK(kernels::TransposeStridedBatched(rows, cols, din.get(), stride,
+                                                  dout.get(), stride, c.count,
+                                                  nullptr, variant));
+  ASSERT_CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> out = dout.ToHost();
+  for (uint32_t i = 0; i < c.count; ++i) {
+    SCOPED_TRACE("matrix " + std::to_string(i));
+    matserve::testing::ExpectExactTranspose(
+        inputs[i], {out.begin() + i * stride, out.begin() + i * stride + size});
+  }
+  ExpectGapsUnwritten(out, size, stride);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GpuBatchedTranspose,
+    ::testing::Combine(::testing::ValuesIn(kTransposeVariantsAndAuto),
+                       ::testing::Values(BatchCase{{1, 0, 1}, 3, 0},
+                                         BatchCase{{16, 0, 16}, 5, 0},
+                                         BatchCase{{33, 0, 17}, 4, 1},
+                                         BatchCase{{1, 0, 37}, 3, 1},
+                                         BatchCase{{37, 0, 1}, 3, 0},
+                                         BatchCase{{68, 0, 132}, 2, 0},
+                                         BatchCase{{130, 0, 67}, 2, 1})),
+    [](const auto& info) {
+      return std::string(
+                 kernels::TransposeVariantName(std::get<0>(info.param))) +
+             "_" + BatchCaseName(std::get<1>(info.param));
+    });
 
 // Every variant; 67x45x71 takes the element-wise path of the register-blocked
 // kernel, 67x44x72 its 16-byte path.
@@ -145,13 +395,82 @@ TEST_F(GpuTest, ZeroSizeIsRefusedNotLaunched) {
             cudaErrorInvalidValue);
   EXPECT_EQ(kernels::Transpose(4, 0, nullptr, nullptr, nullptr),
             cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::SgemmStridedBatched(4, 4, 4, nullptr, 16, nullptr, 16,
+                                         nullptr, 16, 0, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(kernels::TransposeStridedBatched(4, 4, nullptr, 16, nullptr, 16, 0,
+                                             nullptr),
+            cudaErrorInvalidValue);
+  const kernels::GemmProblem problems[] = {
+      {4, 4, 4, nullptr, nullptr, nullptr},
+      {4, 0, 4, nullptr, nullptr, nullptr}};
+  kernels::GroupedGemmEntry entries[2];
+  EXPECT_EQ(kernels::PlanSgemmGrouped(problems, 2, entries), -1);
+  EXPECT_EQ(kernels::PlanSgemmGrouped(problems, 1, entries), 1);
+  EXPECT_EQ(kernels::SgemmGrouped(nullptr, 0, 1, nullptr),
+            cudaErrorInvalidValue);
+}
+
+// Host-only: runs without a GPU too.
+TEST(KernelVariants, NamesRoundTripAndUnknownOnesAreRefused) {
+  for (kernels::SgemmVariant variant : kernels::kSgemmVariants) {
+    kernels::SgemmVariant parsed = kernels::SgemmVariant::kAuto;
+    EXPECT_TRUE(kernels::ParseSgemmVariant(kernels::SgemmVariantName(variant),
+                                           &parsed));
+    EXPECT_EQ(parsed, variant);
+  }
+  for (kernels::TransposeVariant variant : kernels::kTransposeVariants) {
+    kernels::TransposeVariant parsed = kernels::TransposeVariant::kAuto;
+    EXPECT_TRUE(kernels::ParseTransposeVariant(
+        kernels::TransposeVariantName(variant), &parsed));
+    EXPECT_EQ(parsed, variant);
+  }
+  kernels::SgemmVariant sgemm;
+  EXPECT_FALSE(kernels::ParseSgemmVariant("fast", &sgemm));
+  kernels::TransposeVariant transpose;
+  EXPECT_FALSE(kernels::ParseTransposeVariant("", &transpose));
+
+  // The names are checked before any device is looked for.
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors({.sgemm_variant = "fast"});
+  EXPECT_EQ(executors.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(executors.status().message(), ::testing::HasSubstr("\"fast\""));
+  executors = engine::MakeCudaExecutors({.transpose_variant = "narrow"});
+  EXPECT_EQ(executors.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(executors.status().message(), ::testing::HasSubstr("\"narrow\""));
+}
+
+// A forced variant (--sgemm_variant, --transpose_variant) is the one run.
+TEST_F(GpuTest, ExecutorsRunAForcedVariant) {
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors({.streams_per_device = 1,
+                                 .sgemm_variant = "naive",
+                                 .transpose_variant = "tiled"});
+  ASSERT_TRUE(executors.ok()) << executors.status();
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  const Shape s{70, 33, 129};
+  const Matrix a = RandomMatrix(s.m, s.k, rng);
+  const Matrix b = RandomMatrix(s.k, s.n, rng);
+  std::vector<float> c(uint64_t{s.m} * s.n, NAN);
+  engine::Executor& executor = *(*executors)[0];
+  ASSERT_TRUE(executor
+                  .Run(engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
+                                          b.values.data(), c.data()})
+                  .ok());
+  matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
+  std::vector<float> output(a.values.size(), NAN);
+  ASSERT_TRUE(
+      executor
+          .Run(engine::TransposeOp{s.m, s.k, a.values.data(), output.data()})
+          .ok());
+  matserve::testing::ExpectExactTranspose(a, output);
 }
 
 // Every executor (one per stream) computes right, one after another and reusing
 // its buffers across shapes of different sizes.
 TEST_F(GpuTest, EveryExecutorStreamMatchesTheReference) {
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
-      engine::MakeCudaExecutors(2);
+      engine::MakeCudaExecutors({.streams_per_device = 2});
   ASSERT_TRUE(executors.ok()) << executors.status();
   std::mt19937_64 rng = matserve::testing::FreshRng();
   for (const std::unique_ptr<engine::Executor>& executor : *executors) {

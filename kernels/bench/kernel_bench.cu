@@ -1,5 +1,7 @@
-// matserve-kernel-bench: times every SGEMM variant against cuBLAS and
-// Transpose against cublasSgeam and a device copy, and checks their outputs.
+// matserve-kernel-bench: times every SGEMM variant against cuBLAS, batched
+// and grouped SGEMM against cuBLAS's batched and grouped calls, and Transpose
+// (single and batched) against cublasSgeam and a device copy, and checks every
+// output.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -53,12 +55,24 @@ constexpr double kTargetMs = 200.0;
 constexpr double kMinSampleMs = 0.1;
 constexpr int kMaxBatch = 100;
 constexpr int kCheckedSamples = 256;
+// The transpose rows: every rung, then what kAuto picks (a copy for vectors).
+constexpr TransposeVariant kAllTransposeVariants[] = {
+    TransposeVariant::kTiled, TransposeVariant::kWide, TransposeVariant::kAuto};
 
 struct GemmShape {
   int64_t m, k, n;
 };
 struct TransposeShape {
   int64_t rows, cols;
+};
+struct BatchedShape {
+  int64_t m, k, n, batch;
+};
+struct GroupedSet {
+  int64_t count, max_side;  // count problems, each size uniform in [1, max]
+};
+struct BatchedTransposeShape {
+  int64_t rows, cols, batch;
 };
 
 struct Options {
@@ -69,19 +83,41 @@ struct Options {
   std::vector<TransposeShape> transpose = {{4096, 4096}, {8192, 8192},
                                            {1000, 3000}, {1, 1 << 24},
                                            {1 << 24, 1}, {4093, 4099}};
+  std::vector<BatchedShape> batched = {
+      {16, 16, 16, 4096},    {32, 32, 32, 4096},   {64, 64, 64, 4096},
+      {128, 128, 128, 1024}, {256, 256, 256, 256}, {512, 512, 512, 64},
+      {17, 31, 29, 4096}};
+  std::vector<GroupedSet> grouped = {{1024, 64}, {256, 256}, {64, 1024}};
+  std::vector<BatchedTransposeShape> transpose_batched = {{16, 16, 4096},
+                                                          {64, 64, 4096},
+                                                          {256, 256, 256},
+                                                          {1000, 3, 1000},
+                                                          {33, 17, 4096}};
   std::string csv_path;
 };
 
 constexpr char kUsage[] =
     "usage: matserve-kernel-bench [--quick] [--sgemm=MxKxN,...|none]\n"
-    "                             [--transpose=RxC,...|none] [--csv=PATH]\n"
-    "Times each SGEMM variant against cublasSgemm (fp32, no TF32) and\n"
-    "Transpose against cublasSgeam and a device-to-device copy, on random\n"
-    "inputs rotated past the L2, and checks every output against cuBLAS.\n"
+    "         [--batched=MxKxNxBATCH,...|none] [--grouped=COUNTxMAX,...|none]\n"
+    "         [--transpose=RxC,...|none] "
+    "[--transpose_batched=RxCxBATCH,...|none]\n"
+    "         [--csv=PATH]\n"
+    "Times each SGEMM variant against cublasSgemm (fp32, no TF32), batched "
+    "and\n"
+    "grouped SGEMM against cublasSgemmStridedBatched and\n"
+    "cublasSgemmGroupedBatched, and Transpose against cublasSgeam and a\n"
+    "device-to-device copy, on random inputs rotated past the L2, and checks\n"
+    "every output against cuBLAS (transposes bit-exactly).\n"
     "  --quick        short lists: SGEMM 1024^3, 2048^3, 1000x3000x777;\n"
-    "                 transpose 4096x4096, 1000x3000, 1x16777216\n"
+    "                 batched 64^3 x 4096; grouped 256 up to 256;\n"
+    "                 transpose 4096x4096, 1000x3000, 1x16777216;\n"
+    "                 batched transpose 64x64 x 4096\n"
     "  --sgemm=...    SGEMM shapes as M x K x N (A is MxK, B is KxN)\n"
+    "  --batched=...  strided batches: M x K x N x batch count\n"
+    "  --grouped=...  grouped sets: COUNT problems of random M, K, N in\n"
+    "                 [1, MAX] (fixed seed)\n"
     "  --transpose=.. transpose shapes as rows x cols of the input\n"
+    "  --transpose_batched=...  rows x cols x batch count\n"
     "  --csv=PATH     also write every row as CSV\n"
     "Exit status: 0 all outputs right, 1 some row WRONG, 2 usage or CUDA "
     "error.\n";
@@ -117,7 +153,7 @@ bool ParseShapes(const std::string& text, int dims,
 
 // Returns false (after printing why) on a bad flag; exits 0 for --help.
 bool ParseOptions(int argc, char** argv, Options* options) {
-  std::string sgemm, transpose;
+  std::string sgemm, batched, grouped, transpose, transpose_batched;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -133,7 +169,10 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     } else if (arg == "--quick") {
       quick = true;
     } else if (!value_of("--sgemm", &sgemm) &&
+               !value_of("--batched", &batched) &&
+               !value_of("--grouped", &grouped) &&
                !value_of("--transpose", &transpose) &&
+               !value_of("--transpose_batched", &transpose_batched) &&
                !value_of("--csv", &options->csv_path)) {
       std::fprintf(stderr, "unknown flag: %s\n%s", arg.c_str(), kUsage);
       return false;
@@ -142,27 +181,46 @@ bool ParseOptions(int argc, char** argv, Options* options) {
   if (quick) {
     options->sgemm = {
         {1024, 1024, 1024}, {2048, 2048, 2048}, {1000, 3000, 777}};
+    options->batched = {{64, 64, 64, 4096}};
+    options->grouped = {{256, 256}};
     options->transpose = {{4096, 4096}, {1000, 3000}, {1, 1 << 24}};
+    options->transpose_batched = {{64, 64, 4096}};
   }
-  std::vector<std::vector<int64_t>> shapes;
-  if (!sgemm.empty()) {
-    if (!ParseShapes(sgemm, 3, &shapes)) {
-      std::fprintf(stderr, "bad --sgemm=%s (want MxKxN,...)\n", sgemm.c_str());
+  // Replaces `list` with the shapes in `text` (when given) through `make`.
+  auto parse = [](const char* flag, const std::string& text, int dims,
+                  const char* want, auto* list, auto make) {
+    if (text.empty()) return true;
+    std::vector<std::vector<int64_t>> shapes;
+    if (!ParseShapes(text, dims, &shapes)) {
+      std::fprintf(stderr, "bad --%s=%s (want %s,...)\n", flag, text.c_str(),
+                   want);
       return false;
     }
-    options->sgemm.clear();
-    for (const auto& s : shapes) options->sgemm.push_back({s[0], s[1], s[2]});
-  }
-  if (!transpose.empty()) {
-    if (!ParseShapes(transpose, 2, &shapes)) {
-      std::fprintf(stderr, "bad --transpose=%s (want RxC,...)\n",
-                   transpose.c_str());
-      return false;
-    }
-    options->transpose.clear();
-    for (const auto& s : shapes) options->transpose.push_back({s[0], s[1]});
-  }
-  return true;
+    list->clear();
+    for (const auto& s : shapes) list->push_back(make(s));
+    return true;
+  };
+  using Shape = std::vector<int64_t>;
+  return parse("sgemm", sgemm, 3, "MxKxN", &options->sgemm,
+               [](const Shape& s) {
+                 return GemmShape{s[0], s[1], s[2]};
+               }) &&
+         parse("batched", batched, 4, "MxKxNxBATCH", &options->batched,
+               [](const Shape& s) {
+                 return BatchedShape{s[0], s[1], s[2], s[3]};
+               }) &&
+         parse("grouped", grouped, 2, "COUNTxMAX", &options->grouped,
+               [](const Shape& s) {
+                 return GroupedSet{s[0], s[1]};
+               }) &&
+         parse("transpose", transpose, 2, "RxC", &options->transpose,
+               [](const Shape& s) {
+                 return TransposeShape{s[0], s[1]};
+               }) &&
+         parse("transpose_batched", transpose_batched, 3, "RxCxBATCH",
+               &options->transpose_batched, [](const Shape& s) {
+                 return BatchedTransposeShape{s[0], s[1], s[2]};
+               });
 }
 
 // Uniform in [-1, 1) from a counter-based hash (splitmix64) of seed and index:
@@ -295,6 +353,7 @@ struct Row {
   std::optional<double> ms = {}, rate = {}, pct_of_ref = {}, rel_error = {};
   std::string note = "";  // starts with "WRONG" when the output is wrong
   bool wrong = false;
+  std::optional<double> pct_of_roofline = {};
 };
 
 std::string Format(std::optional<double> value, const char* format) {
@@ -330,7 +389,7 @@ class KernelBench {
     cudaStreamDestroy(stream_);
   }
 
-  void PrintHeader() const {
+  void PrintHeader() {
     int runtime = 0, driver = 0, cublas = 0;
     CHECK(cudaRuntimeGetVersion(&runtime));
     CHECK(cudaDriverGetVersion(&driver));
@@ -352,6 +411,11 @@ class KernelBench {
         "the mean of B back-to-back runs;\nIQR: interquartile range of the "
         "samples over the median; rel_err > %.0e or NaN: WRONG\n",
         kWarmupRuns + kEstimateRuns, kMaxRelError);
+    std::printf(
+        "%%roof: the time a roofline allows over the time taken: fp32 FMA peak "
+        "%.1f TFLOP/s (SMs x 128 x 2 x max clock),\nmemory: a 256 MiB "
+        "device-to-device copy, %.0f GB/s read + written\n",
+        PeakFlops() * 1e-12, CopyBandwidth() * 1e-9);
     // These turn TF32 or emulation on behind the math mode's back.
     for (const char* name :
          {"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATE_SINGLE_PRECISION"}) {
@@ -382,19 +446,58 @@ class KernelBench {
     for (const TransposeShape& shape : shapes) RunTranspose(shape);
   }
 
+  void RunBatchedTable(const std::vector<BatchedShape>& shapes) {
+    if (shapes.empty()) return;
+    std::printf(
+        "\nStrided-batched SGEMM: BATCH same-shape products in one launch, "
+        "shape MxKxN/BATCH; rel_err vs\ncublasSgemmStridedBatched (cublas "
+        "row: its first product vs fp64 on %d sampled elements)\n",
+        kCheckedSamples);
+    PrintTableHeader("TFLOP/s", "%cuBLAS");
+    for (const BatchedShape& shape : shapes) RunBatched(shape);
+  }
+
+  void RunGroupedTable(const std::vector<GroupedSet>& sets) {
+    if (sets.empty()) return;
+    std::printf(
+        "\nGrouped SGEMM: COUNT products of random shapes (M, K, N uniform in "
+        "[1, MAX]) in one launch,\nshape COUNT<=MAX; %%cuBLAS against "
+        "cublasSgemmGroupedBatched (one group per problem); cublas_loop: one\n"
+        "cublasSgemm call per problem; rel_err vs cublas_loop\n");
+    PrintTableHeader("TFLOP/s", "%cuBLAS");
+    for (const GroupedSet& set : sets) RunGrouped(set);
+  }
+
+  void RunTransposeBatchedTable(
+      const std::vector<BatchedTransposeShape>& shapes) {
+    if (shapes.empty()) return;
+    std::printf(
+        "\nBatched transpose: BATCH same-shape matrices in one launch, shape "
+        "RxC/BATCH; GB/s: bytes read + written;\nrel_err vs the host's "
+        "transpose, which must match bit-exactly (cuBLAS has no batched "
+        "transpose)\n");
+    PrintTableHeader("GB/s", "%memcpy");
+    for (const BatchedTransposeShape& shape : shapes) {
+      RunTransposeBatched(shape);
+    }
+  }
+
   int wrong_rows() const { return wrong_rows_; }
 
   bool WriteCsv(const std::string& path) const {
     FILE* file = std::fopen(path.c_str(), "w");
     if (file == nullptr) return false;
-    std::fputs("kind,shape,impl,ms,tflops_or_gbps,pct_of_ref,rel_error,note\n",
-               file);
+    std::fputs(
+        "kind,shape,impl,ms,tflops_or_gbps,pct_of_ref,pct_of_roofline,"
+        "rel_error,note\n",
+        file);
     for (const Row& row : rows_) {
       std::fprintf(
-          file, "%s,%s,%s,%s,%s,%s,%s,%s\n", row.kind.c_str(),
+          file, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", row.kind.c_str(),
           row.shape.c_str(), row.impl.c_str(), Format(row.ms, "%.6g").c_str(),
           Format(row.rate, "%.6g").c_str(),
           Format(row.pct_of_ref, "%.4g").c_str(),
+          Format(row.pct_of_roofline, "%.4g").c_str(),
           Format(row.rel_error, "%.3e").c_str(), CsvQuote(row.note).c_str());
     }
     return std::fclose(file) == 0;
@@ -402,18 +505,19 @@ class KernelBench {
 
  private:
   static void PrintTableHeader(const char* rate, const char* pct) {
-    std::printf("%-18s %-18s %10s %9s %8s %9s  %s\n", "shape", "impl", "ms",
-                rate, pct, "rel_err", "note");
+    std::printf("%-20s %-18s %10s %9s %8s %6s %9s  %s\n", "shape", "impl", "ms",
+                rate, pct, "%roof", "rel_err", "note");
   }
 
   void Add(Row row) {
     auto cell = [](std::optional<double> value, const char* format) {
       return value ? Format(value, format) : std::string("-");
     };
-    std::printf("%-18s %-18s %10s %9s %8s %9s  %s\n", row.shape.c_str(),
+    std::printf("%-20s %-18s %10s %9s %8s %6s %9s  %s\n", row.shape.c_str(),
                 row.impl.c_str(), cell(row.ms, "%.4f").c_str(),
                 cell(row.rate, "%.2f").c_str(),
                 cell(row.pct_of_ref, "%.1f").c_str(),
+                cell(row.pct_of_roofline, "%.0f").c_str(),
                 cell(row.rel_error, "%.1e").c_str(), row.note.c_str());
     std::fflush(stdout);
     wrong_rows_ += row.wrong;
@@ -451,9 +555,10 @@ class KernelBench {
     const std::vector<float> reference =
         Output(c(0), m * n, [&] { cublas(0); });
     const Timing cublas_timing = Time(stream_, cublas);
-    AddSgemmRow(name, "cublas",
+    const double bytes = 4.0 * set;
+    AddSgemmRow("sgemm", name, "cublas",
                 SampledErrorVsFp64(shape, a(0), b(0), reference), cublas_timing,
-                flop, cublas_timing.median_ms,
+                flop, bytes, cublas_timing.median_ms,
                 ", " + std::to_string(sets) + " input sets");
 
     for (SgemmVariant variant : kSgemmVariants) {
@@ -470,19 +575,51 @@ class KernelBench {
       };
       const double error =
           RelError(Output(c(0), m * n, [&] { ours(0); }), reference);
-      AddSgemmRow(name, impl, error, Time(stream_, ours), flop,
+      AddSgemmRow("sgemm", name, impl, error, Time(stream_, ours), flop, bytes,
                   cublas_timing.median_ms, "");
     }
   }
 
-  void AddSgemmRow(const std::string& name, const char* impl, double error,
-                   const Timing& timing, double flop, double cublas_ms,
-                   const std::string& extra) {
+  // `bytes`: what the product must move at least (A and B read, C written).
+  void AddSgemmRow(const char* kind, const std::string& name, const char* impl,
+                   double error, const Timing& timing, double flop,
+                   double bytes, double cublas_ms, const std::string& extra) {
     const bool wrong = !(error <= kMaxRelError);  // NaN is wrong too
     std::string note = TimingNote(timing) + extra;
     if (wrong) note = "WRONG (rel_err > 1e-5); " + note;
-    Add({"sgemm", name, impl, timing.median_ms, flop / timing.median_ms / 1e9,
-         100 * cublas_ms / timing.median_ms, error, note, wrong});
+    const double roofline_ms =
+        std::max(flop / PeakFlops(), bytes / CopyBandwidth()) * 1e3;
+    Row row{kind,
+            name,
+            impl,
+            timing.median_ms,
+            flop / timing.median_ms / 1e9,
+            100 * cublas_ms / timing.median_ms,
+            error,
+            note,
+            wrong};
+    row.pct_of_roofline = 100 * roofline_ms / timing.median_ms;
+    Add(row);
+  }
+
+  // fp32 FMA peak: 128 lanes per SM at the maximum clock, 2 flop each.
+  double PeakFlops() const {
+    return 2.0 * 128 * properties_.multiProcessorCount * clock_khz_ * 1e3;
+  }
+
+  // Bytes per second that a large device-to-device copy reads plus writes:
+  // the memory roofline, measured once.
+  double CopyBandwidth() {
+    if (copy_bandwidth_ > 0) return copy_bandwidth_;
+    constexpr int64_t kFloats = int64_t{1} << 26;  // 256 MiB each way
+    DeviceBuffer from = AllocateRandom(kFloats, ++seed_, stream_);
+    DeviceBuffer to = AllocateRandom(kFloats, ++seed_, stream_);
+    const Timing copy = Time(stream_, [&](int64_t) {
+      CHECK(cudaMemcpyAsync(to.get(), from.get(), kFloats * 4,
+                            cudaMemcpyDeviceToDevice, stream_));
+    });
+    copy_bandwidth_ = 2.0 * kFloats * 4 / (copy.median_ms * 1e-3);
+    return copy_bandwidth_;
   }
 
   // cuBLAS's own result against fp64 dot products on a fixed sample of C:
@@ -524,8 +661,9 @@ class KernelBench {
       CHECK(cudaMemcpyAsync(out(i), in(i), bytes, cudaMemcpyDeviceToDevice,
                             stream_));
     });
-    AddTransposeRow(name, "memcpy_d2d", std::nullopt, copy, copy.median_ms,
-                    bytes, ", " + std::to_string(sets) + " input sets");
+    AddTransposeRow("transpose", name, "memcpy_d2d", std::nullopt, copy,
+                    copy.median_ms, bytes,
+                    ", " + std::to_string(sets) + " input sets");
 
     // Row-major in (rows x cols) is column-major cols x rows, ld = cols, and
     // row-major out (cols x rows) is column-major rows x cols, ld = rows. So
@@ -549,15 +687,225 @@ class KernelBench {
         expected[c * rows + r] = input[r * cols + c];
       }
     }
-    AddTransposeRow(name, "cublas_geam", Mismatches(reference, expected),
-                    Time(stream_, geam), copy.median_ms, bytes, "");
+    AddTransposeRow("transpose", name, "cublas_geam",
+                    Mismatches(reference, expected), Time(stream_, geam),
+                    copy.median_ms, bytes, "");
+
+    for (TransposeVariant variant : kAllTransposeVariants) {
+      auto ours = [&](int64_t i) {
+        CHECK(Transpose(rows, cols, in(i), out(i), stream_, variant));
+      };
+      const std::vector<float> output = Output(out(0), count, [&] { ours(0); });
+      AddTransposeRow("transpose", name, TransposeVariantName(variant),
+                      Mismatches(output, reference), Time(stream_, ours),
+                      copy.median_ms, bytes, "");
+    }
+  }
+
+  void RunBatched(const BatchedShape& shape) {
+    const int64_t m = shape.m, k = shape.k, n = shape.n, count = shape.batch;
+    const int64_t set = count * (m * k + k * n + m * n);  // floats
+    const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
+    DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
+    auto a = [&](int64_t i) { return buffer.get() + i % sets * set; };
+    auto b = [&](int64_t i) { return a(i) + count * m * k; };
+    auto c = [&](int64_t i) { return b(i) + count * k * n; };
+    const std::string name = std::to_string(m) + "x" + std::to_string(k) + "x" +
+                             std::to_string(n) + "/" + std::to_string(count);
+    const double flop = 2.0 * m * n * k * count;
+
+    auto cublas = [&](int64_t i) {  // column-major C^T = B^T * A^T, per item
+      const float one = 1, zero = 0;
+      CHECK(cublasSgemmStridedBatched(
+          cublas_, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n),
+          static_cast<int>(m), static_cast<int>(k), &one, b(i),
+          static_cast<int>(n), k * n, a(i), static_cast<int>(k), m * k, &zero,
+          c(i), static_cast<int>(n), m * n, static_cast<int>(count)));
+    };
+    const std::vector<float> reference =
+        Output(c(0), count * m * n, [&] { cublas(0); });
+    const Timing cublas_timing = Time(stream_, cublas);
+    const std::vector<float> first(reference.begin(),
+                                   reference.begin() + m * n);
+    AddSgemmRow("batched", name, "cublas_strided",
+                SampledErrorVsFp64({m, k, n}, a(0), b(0), first), cublas_timing,
+                flop, 4.0 * set, cublas_timing.median_ms,
+                ", " + std::to_string(sets) + " input sets");
 
     auto ours = [&](int64_t i) {
-      CHECK(Transpose(rows, cols, in(i), out(i), stream_));
+      CHECK(SgemmStridedBatched(m, n, k, a(i), m * k, b(i), k * n, c(i), m * n,
+                                count, stream_));
     };
-    const std::vector<float> output = Output(out(0), count, [&] { ours(0); });
-    AddTransposeRow(name, "matserve", Mismatches(output, reference),
-                    Time(stream_, ours), copy.median_ms, bytes, "");
+    const double error =
+        RelError(Output(c(0), count * m * n, [&] { ours(0); }), reference);
+    AddSgemmRow("batched", name, "matserve_batched", error, Time(stream_, ours),
+                flop, 4.0 * set, cublas_timing.median_ms, "");
+  }
+
+  void RunGrouped(const GroupedSet& group) {
+    // Shapes from a fixed seed; each matrix starts on 16 bytes, as a batcher
+    // that packs requests would place them.
+    std::mt19937_64 random(group.count * 1000003 + group.max_side);
+    std::uniform_int_distribution<int64_t> side(1, group.max_side);
+    std::vector<GemmShape> shapes(group.count);
+    std::vector<int64_t> offsets;  // A, B, C of each problem
+    int64_t set = 0;
+    double flop = 0, bytes = 0;
+    auto place = [&](int64_t floats) {
+      offsets.push_back(set);
+      set += (floats + 3) / 4 * 4;
+      bytes += 4.0 * floats;
+    };
+    for (GemmShape& s : shapes) {
+      s = {side(random), side(random), side(random)};
+      place(s.m * s.k);
+      place(s.k * s.n);
+      place(s.m * s.n);
+      flop += 2.0 * s.m * s.n * s.k;
+    }
+    const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
+    DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
+    auto at = [&](int64_t i, int64_t p, int which) {
+      return buffer.get() + i % sets * set + offsets[3 * p + which];
+    };
+    const std::string name =
+        std::to_string(group.count) + "<=" + std::to_string(group.max_side);
+
+    // One table of problems per input set, all on the device up front.
+    std::vector<GroupedGemmEntry> entries(sets * group.count);
+    int64_t blocks = 0;
+    for (int64_t i = 0; i < sets; ++i) {
+      std::vector<GemmProblem> problems;
+      for (int64_t p = 0; p < group.count; ++p) {
+        const GemmShape& s = shapes[p];
+        problems.push_back(
+            {s.m, s.n, s.k, at(i, p, 0), at(i, p, 1), at(i, p, 2)});
+      }
+      blocks = PlanSgemmGrouped(problems.data(), group.count,
+                                &entries[i * group.count]);
+      if (blocks < 0) Fail("PlanSgemmGrouped", __FILE__, __LINE__, "-1");
+    }
+    GroupedGemmEntry* device_entries = nullptr;
+    const size_t table_bytes = entries.size() * sizeof(GroupedGemmEntry);
+    CHECK(cudaMalloc(&device_entries, table_bytes));
+    std::unique_ptr<GroupedGemmEntry, void (*)(GroupedGemmEntry*)> table(
+        device_entries, [](GroupedGemmEntry* p) { cudaFree(p); });
+    CHECK(cudaMemcpy(device_entries, entries.data(), table_bytes,
+                     cudaMemcpyHostToDevice));
+
+    // cuBLAS's grouped call: the sizes on the host, the pointers on the device
+    // (one array of A, B and C pointers per input set).
+    const int count = static_cast<int>(group.count);
+    std::vector<int> ms, ns, ks, group_size(count, 1);
+    std::vector<float> alpha(count, 1), beta(count, 0);
+    std::vector<cublasOperation_t> no_transpose(count, CUBLAS_OP_N);
+    for (const GemmShape& s : shapes) {
+      ms.push_back(static_cast<int>(s.m));
+      ns.push_back(static_cast<int>(s.n));
+      ks.push_back(static_cast<int>(s.k));
+    }
+    std::vector<const float*> pointers;  // per set: B, then A, then C arrays
+    for (int64_t i = 0; i < sets; ++i) {
+      for (int which : {1, 0, 2}) {
+        for (int64_t p = 0; p < group.count; ++p) {
+          pointers.push_back(at(i, p, which));
+        }
+      }
+    }
+    const float** device_pointers = nullptr;
+    CHECK(cudaMalloc(&device_pointers, pointers.size() * sizeof(float*)));
+    std::unique_ptr<const float*, void (*)(const float**)> pointer_table(
+        device_pointers, [](const float** p) { cudaFree(p); });
+    CHECK(cudaMemcpy(device_pointers, pointers.data(),
+                     pointers.size() * sizeof(float*), cudaMemcpyHostToDevice));
+    auto cublas_grouped = [&](int64_t i) {  // per problem C^T = B^T * A^T
+      const float* const* set_pointers = device_pointers + i % sets * 3 * count;
+      CHECK(cublasSgemmGroupedBatched(
+          cublas_, no_transpose.data(), no_transpose.data(), ns.data(),
+          ms.data(), ks.data(), alpha.data(), set_pointers, ns.data(),
+          set_pointers + count, ks.data(), beta.data(),
+          const_cast<float* const*>(set_pointers + 2 * count), ns.data(), count,
+          group_size.data()));
+    };
+    auto cublas_loop = [&](int64_t i) {
+      const float one = 1, zero = 0;
+      for (int p = 0; p < count; ++p) {
+        CHECK(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, ns[p], ms[p],
+                          ks[p], &one, at(i, p, 1), ns[p], at(i, p, 0), ks[p],
+                          &zero, at(i, p, 2), ns[p]));
+      }
+    };
+    auto ours = [&](int64_t i) {
+      CHECK(SgemmGrouped(device_entries + i % sets * group.count, group.count,
+                         blocks, stream_));
+    };
+    // Every C of set 0, in problem order, each poisoned before the run.
+    auto outputs = [&](auto run) {
+      for (int64_t p = 0; p < group.count; ++p) {
+        Poison(at(0, p, 2), shapes[p].m * shapes[p].n, stream_);
+      }
+      run(0);
+      std::vector<float> all = ToHost(buffer.get(), set, stream_);
+      std::vector<float> c;
+      for (int64_t p = 0; p < group.count; ++p) {
+        const float* first = all.data() + offsets[3 * p + 2];
+        c.insert(c.end(), first, first + shapes[p].m * shapes[p].n);
+      }
+      return c;
+    };
+    const std::vector<float> reference = outputs(cublas_loop);
+    const Timing grouped_timing = Time(stream_, cublas_grouped);
+    AddSgemmRow("grouped", name, "cublas_grouped",
+                RelError(outputs(cublas_grouped), reference), grouped_timing,
+                flop, bytes, grouped_timing.median_ms,
+                ", " + std::to_string(sets) + " input sets");
+    AddSgemmRow("grouped", name, "cublas_loop", 0, Time(stream_, cublas_loop),
+                flop, bytes, grouped_timing.median_ms, "");
+    AddSgemmRow("grouped", name, "matserve_grouped",
+                RelError(outputs(ours), reference), Time(stream_, ours), flop,
+                bytes, grouped_timing.median_ms,
+                ", " + std::to_string(blocks) + " blocks");
+  }
+
+  void RunTransposeBatched(const BatchedTransposeShape& shape) {
+    const int64_t rows = shape.rows, cols = shape.cols, count = shape.batch;
+    const int64_t items = rows * cols;
+    const int64_t bytes = count * items * 4;
+    const int64_t set = 2 * count * items;  // floats: ins, outs
+    const int64_t sets = InputSets(2 * bytes, properties_.l2CacheSize);
+    DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
+    auto in = [&](int64_t i) { return buffer.get() + i % sets * set; };
+    auto out = [&](int64_t i) { return in(i) + count * items; };
+    const std::string name = std::to_string(rows) + "x" + std::to_string(cols) +
+                             "/" + std::to_string(count);
+
+    const Timing copy = Time(stream_, [&](int64_t i) {
+      CHECK(cudaMemcpyAsync(out(i), in(i), bytes, cudaMemcpyDeviceToDevice,
+                            stream_));
+    });
+    AddTransposeRow("transpose_batched", name, "memcpy_d2d", std::nullopt, copy,
+                    copy.median_ms, bytes,
+                    ", " + std::to_string(sets) + " input sets");
+    const std::vector<float> input = ToHost(in(0), count * items, stream_);
+    std::vector<float> expected(count * items);
+    for (int64_t t = 0; t < count; ++t) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          expected[t * items + c * rows + r] = input[t * items + r * cols + c];
+        }
+      }
+    }
+    for (TransposeVariant variant : kAllTransposeVariants) {
+      auto ours = [&](int64_t i) {
+        CHECK(TransposeStridedBatched(rows, cols, in(i), items, out(i), items,
+                                      count, stream_, variant));
+      };
+      const std::vector<float> output =
+          Output(out(0), count * items, [&] { ours(0); });
+      AddTransposeRow("transpose_batched", name, TransposeVariantName(variant),
+                      Mismatches(output, expected), Time(stream_, ours),
+                      copy.median_ms, bytes, "");
+    }
   }
 
   // Elements whose bits differ, with the normwise error they add up to.
@@ -579,9 +927,9 @@ class KernelBench {
     return mismatch;
   }
 
-  void AddTransposeRow(const std::string& name, const char* impl,
-                       std::optional<Mismatch> mismatch, const Timing& timing,
-                       double copy_ms, int64_t bytes,
+  void AddTransposeRow(const char* kind, const std::string& name,
+                       const char* impl, std::optional<Mismatch> mismatch,
+                       const Timing& timing, double copy_ms, int64_t bytes,
                        const std::string& extra) {
     const bool wrong = mismatch && mismatch->count > 0;
     std::string note = TimingNote(timing) + extra;
@@ -592,13 +940,14 @@ class KernelBench {
     std::optional<double> rel_error;
     if (mismatch) rel_error = mismatch->rel_error;
     // Bytes read plus bytes written, over the time, in GB/s.
-    Add({"transpose", name, impl, timing.median_ms,
+    Add({kind, name, impl, timing.median_ms,
          2.0 * bytes / timing.median_ms / 1e6, 100 * copy_ms / timing.median_ms,
          rel_error, note, wrong});
   }
 
   cudaDeviceProp properties_;
   int clock_khz_ = 0;
+  double copy_bandwidth_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   uint64_t seed_ = 0x6d61747365727665ull;  // "matserve"
@@ -616,7 +965,10 @@ int main(int argc, char** argv) {
   KernelBench bench;
   bench.PrintHeader();
   bench.RunSgemmTable(options.sgemm);
+  bench.RunBatchedTable(options.batched);
+  bench.RunGroupedTable(options.grouped);
   bench.RunTransposeTable(options.transpose);
+  bench.RunTransposeBatchedTable(options.transpose_batched);
   if (!options.csv_path.empty() && !bench.WriteCsv(options.csv_path)) {
     std::fprintf(stderr, "cannot write %s\n", options.csv_path.c_str());
     return 2;

@@ -50,11 +50,14 @@ uint64_t Bytes(uint64_t rows, uint64_t cols) {
 class CudaExecutor final : public Executor {
  public:
   CudaExecutor(int device, int index, cudaStream_t stream,
-               std::string device_name)
+               std::string device_name, kernels::SgemmVariant sgemm_variant,
+               kernels::TransposeVariant transpose_variant)
       : device_(device),
         index_(index),
         stream_(stream),
-        device_name_(std::move(device_name)) {}
+        device_name_(std::move(device_name)),
+        sgemm_variant_(sgemm_variant),
+        transpose_variant_(transpose_variant) {}
   ~CudaExecutor() override {
     cudaSetDevice(device_);
     cudaStreamDestroy(stream_);
@@ -89,8 +92,9 @@ class CudaExecutor final : public Executor {
         a_.data(), op.a, a_bytes, cudaMemcpyHostToDevice, stream_));
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         b_.data(), op.b, b_bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(
-        op.m, op.n, op.k, a_.data(), b_.data(), c_.data(), stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(op.m, op.n, op.k, a_.data(),
+                                                 b_.data(), c_.data(), stream_,
+                                                 sgemm_variant_));
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         op.c, c_.data(), c_bytes, cudaMemcpyDeviceToHost, stream_));
     return absl::OkStatus();
@@ -102,8 +106,8 @@ class CudaExecutor final : public Executor {
     MATSERVE_RETURN_IF_ERROR(c_.Reserve(bytes));
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         a_.data(), op.input, bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        kernels::Transpose(op.rows, op.cols, a_.data(), c_.data(), stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Transpose(
+        op.rows, op.cols, a_.data(), c_.data(), stream_, transpose_variant_));
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         op.output, c_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
     return absl::OkStatus();
@@ -113,6 +117,8 @@ class CudaExecutor final : public Executor {
   const int index_;
   const cudaStream_t stream_;
   const std::string device_name_;
+  const kernels::SgemmVariant sgemm_variant_;
+  const kernels::TransposeVariant transpose_variant_;
   DeviceBuffer a_;  // A, or the transpose's input
   DeviceBuffer b_;
   DeviceBuffer c_;  // C, or the transpose's output
@@ -127,7 +133,21 @@ absl::StatusOr<int> CudaDeviceCount() {
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
-    int streams_per_device) {
+    const CudaExecutorOptions& options) {
+  kernels::SgemmVariant sgemm_variant;
+  if (!kernels::ParseSgemmVariant(options.sgemm_variant.c_str(),
+                                  &sgemm_variant)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown SGEMM variant \"", options.sgemm_variant,
+                     "\": expected auto, naive, tiled or register_blocked"));
+  }
+  kernels::TransposeVariant transpose_variant;
+  if (!kernels::ParseTransposeVariant(options.transpose_variant.c_str(),
+                                      &transpose_variant)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown transpose variant \"", options.transpose_variant,
+                     "\": expected auto, tiled or wide"));
+  }
   absl::StatusOr<int> devices = CudaDeviceCount();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
   if (*devices == 0) return absl::UnavailableError("no CUDA device is visible");
@@ -136,12 +156,13 @@ absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
     cudaDeviceProp properties;
     MATSERVE_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, device));
-    for (int index = 0; index < streams_per_device; ++index) {
+    for (int index = 0; index < options.streams_per_device; ++index) {
       cudaStream_t stream;
       MATSERVE_CUDA_RETURN_IF_ERROR(
           cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      executors.push_back(std::make_unique<CudaExecutor>(device, index, stream,
-                                                         properties.name));
+      executors.push_back(
+          std::make_unique<CudaExecutor>(device, index, stream, properties.name,
+                                         sgemm_variant, transpose_variant));
     }
   }
   return executors;

@@ -4,6 +4,7 @@
 #define MATSERVE_SERVER_ENGINE_CUDA_EXECUTOR_H_
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,10 +16,20 @@ namespace matserve::engine {
 // without CUDA) says why there are none.
 absl::StatusOr<int> CudaDeviceCount();
 
+struct CudaExecutorOptions {
+  int streams_per_device = 4;
+  // Kernel variants by name (kernels.h: "auto", "naive", "tiled",
+  // "register_blocked"; "auto", "tiled", "wide"): anything but "auto" forces
+  // that variant for every shape, for experiments.
+  std::string sgemm_variant = "auto";
+  std::string transpose_variant = "auto";
+};
+
 // `streams_per_device` executors on every visible device, each with its own
-// stream and device buffers. UNAVAILABLE when no device is visible.
+// stream and device buffers. INVALID_ARGUMENT for an unknown variant name,
+// UNAVAILABLE when no device is visible.
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
-    int streams_per_device);
+    const CudaExecutorOptions& options);
 
 }  // namespace matserve::engine
 

@@ -8,7 +8,8 @@ absl::StatusOr<int> CudaDeviceCount() {
       "this build has no CUDA backend (MATSERVE_WITH_CUDA=OFF)");
 }
 
-absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(int) {
+absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
+    const CudaExecutorOptions&) {
   return CudaDeviceCount().status();
 }
 
