@@ -27,12 +27,22 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
 
 }  // namespace
 
-Client Client::Connect(const std::string& target, int max_message_bytes) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           int max_message_bytes,
+                                           bool own_connection) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(max_message_bytes);
   arguments.SetMaxSendMessageSize(max_message_bytes);
-  return Client(grpc::CreateCustomChannel(
-      target, grpc::InsecureChannelCredentials(), arguments));
+  if (own_connection) {
+    // A subchannel pool of its own: no other channel can reuse its connection.
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  }
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                   arguments);
+}
+
+Client Client::Connect(const std::string& target, int max_message_bytes) {
+  return Client(MakeChannel(target, max_message_bytes));
 }
 
 Client::Client(std::shared_ptr<grpc::Channel> channel)

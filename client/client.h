@@ -16,11 +16,18 @@
 
 namespace matserve {
 
+// An insecure channel to `target` ("host:port") that takes messages up to
+// `max_message_bytes` (an 8192 x 8192 result is 256 MiB). Connects on the
+// first call. Channels made with `own_connection` never share a TCP
+// connection (HTTP/2 session) with another channel; otherwise gRPC shares one
+// between channels to the same target with the same arguments.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           int max_message_bytes = 1 << 30,
+                                           bool own_connection = false);
+
 class Client {
  public:
-  // An insecure channel to `target` ("host:port") that takes messages up to
-  // `max_message_bytes` (an 8192 x 8192 result is 256 MiB). Connects on the
-  // first call.
+  // A client on MakeChannel(target, max_message_bytes).
   static Client Connect(const std::string& target,
                         int max_message_bytes = 1 << 30);
   explicit Client(std::shared_ptr<grpc::Channel> channel);
