@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# pack_gpu.sh [BUILD_DIR]: copies the programs that tools/gpu_check.sh runs, and the libraries the
-# GPU machine lacks, into .device/ (see DESIGN.md, "Running on a GPU").
+# pack_gpu.sh [BUILD_DIR]: copies the programs that tools/gpu_check.sh and tools/load_bench.sh
+# run, and the libraries the GPU machine lacks, into .device/ (see DESIGN.md, "Running on a GPU").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rm -rf .device
 ../shared/device/pack.sh .device "$build/server/matserve-server" "$build/client/matserve-cli" \
   "$build/tests/matserve_cuda_test" "$build/tests/matserve_e2e_cuda_test" \
-  "$build/tests/matserve_e2e_test" "$build/kernels/bench/matserve-kernel-bench"
+  "$build/tests/matserve_e2e_test" "$build/kernels/bench/matserve-kernel-bench" \
+  "$build/client/matserve-load" "$build/server/matserve-echo-server"
