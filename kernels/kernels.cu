@@ -1,5 +1,6 @@
 // Host launchers for the kernels declared in kernels.h.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -92,27 +93,62 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Small-tile shapes: <tile, thread tile, K step>. Four 16 x 16 or 32 x 32
-// tiles share a block; a 64 x 64 tile takes one.
-using SmallTile16 = SmallTileShape<16, 2, 16>;
-using SmallTile32 = SmallTileShape<32, 4, 32>;
-using SmallTile64 = SmallTileShape<64, 4, 32>;
+// Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
+// or 32 x 32 tiles share a block; a 64 x 64 tile takes one. Measured on an
+// H200 (docs/benchmarks.md): these K steps beat the alternatives, and so does
+// holding registers to 64 for four blocks per SM.
+using SmallTile16 = SmallTileShape<16, 2, 16, 4>;
+using SmallTile32 = SmallTileShape<32, 4, 16, 4>;
+using SmallTile64 = SmallTileShape<64, 4, 32, 4>;
 
-template <typename S>
-cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
+// How many blocks of kKernel (256 threads) fit on the current device at once;
+// worked out once per device. It sets a grid's size only, never what a kernel
+// computes.
+template <auto kKernel>
+cudaError_t ResidentBlocks(int64_t* blocks) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int64_t> known[kMaxDevices];  // 0: not yet
+  int device = 0;
+  if (cudaError_t error = cudaGetDevice(&device)) return error;
+  if (device < kMaxDevices && (*blocks = known[device].load()) > 0) {
+    return cudaSuccess;
+  }
+  int sms = 0, per_sm = 0;
+  if (cudaError_t error = cudaDeviceGetAttribute(
+          &sms, cudaDevAttrMultiProcessorCount, device)) {
+    return error;
+  }
+  if (cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, kKernel, 256, 0)) {
+    return error;
+  }
+  *blocks = std::max<int64_t>(1, int64_t{sms} * per_sm);
+  if (device < kMaxDevices) known[device].store(*blocks);
+  return cudaSuccess;
+}
+
+template <typename S, bool kVectorized>
+cudaError_t LaunchSmallTile(const Batch& p, cudaStream_t stream) {
+  constexpr auto kKernel = SgemmSmallTileBatchedKernel<S, kVectorized>;
   const int64_t tiles_n = CeilDiv(p.n, S::kTile);
   const int64_t tiles = CeilDiv(p.m, S::kTile) * tiles_n;
-  const int64_t blocks = GridBlocks(tiles, CeilDiv(p.count, S::kTilesPerBlock));
-  if (blocks < 0) return cudaErrorInvalidConfiguration;
-  auto kernel = p.Vectorized() ? SgemmSmallTileBatchedKernel<S, true>
-                               : SgemmSmallTileBatchedKernel<S, false>;
-  kernel<<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(
-      p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c, p.stride_c, p.count,
-      tiles_n, tiles);
+  const int64_t items = GridBlocks(tiles, CeilDiv(p.count, S::kTilesPerBlock));
+  if (items < 0) return cudaErrorInvalidConfiguration;
+  int64_t resident = 0;
+  if (cudaError_t error = ResidentBlocks<kKernel>(&resident)) return error;
+  kKernel<<<static_cast<unsigned>(std::min(items, resident)), S::kThreads, 0,
+            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
+                      p.stride_c, p.count, tiles_n, tiles);
   return cudaGetLastError();
 }
 
-template <int kTile, int kThreads>
+template <typename S>
+cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
+  return p.Vectorized() ? LaunchSmallTile<S, true>(p, stream)
+                        : LaunchSmallTile<S, false>(p, stream);
+}
+
+template <int kTile, int kThreads, int kGroup>
 cudaError_t TransposeWide(int64_t rows, int64_t cols, const float* in,
                           int64_t in_stride, float* out, int64_t out_stride,
                           int64_t batch, cudaStream_t stream) {
@@ -122,10 +158,12 @@ cudaError_t TransposeWide(int64_t rows, int64_t cols, const float* in,
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   const bool vectorized =
       Vectorizable(in, cols, in_stride) && Vectorizable(out, rows, out_stride);
-  auto kernel = vectorized ? TransposeWideKernel<kTile, kThreads, true>
-                           : TransposeWideKernel<kTile, kThreads, false>;
+  auto kernel = vectorized
+                    ? TransposeWideKernel<kTile, kThreads, true, kGroup>
+                    : TransposeWideKernel<kTile, kThreads, false, kGroup>;
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      rows, cols, in, in_stride, out, out_stride, tiles_cols, tiles);
+      rows, cols, in, in_stride, out, out_stride, CeilDiv(rows, kTile),
+      tiles_cols);
   return cudaGetLastError();
 }
 
@@ -299,8 +337,8 @@ cudaError_t TransposeStridedBatched(int64_t rows, int64_t cols, const float* in,
       }
       [[fallthrough]];
     case TransposeVariant::kWide:
-      return TransposeWide<64, 256>(rows, cols, in, in_stride, out, out_stride,
-                                    batch, stream);
+      return TransposeWide<32, 128, 16>(rows, cols, in, in_stride, out,
+                                        out_stride, batch, stream);
     case TransposeVariant::kTiled:
       return TransposeTiled(rows, cols, in, in_stride, out, out_stride, batch,
                             stream);

@@ -75,7 +75,7 @@ enum class TransposeVariant {
   kAuto,   // a copy for a vector (1 x N and N x 1 share their layout), else
            // kWide
   kTiled,  // a 32 x 32 padded tile, one element at a time
-  kWide,   // a 64 x 64 padded tile, 4-element runs, 16-byte where aligned
+  kWide,   // 32 x 32 padded tiles, 4-element runs, 16-byte where aligned
 };
 inline constexpr TransposeVariant kTransposeVariants[] = {
     TransposeVariant::kTiled, TransposeVariant::kWide};

@@ -1,6 +1,8 @@
 // Small-tile SGEMM for many problems in one launch: same-shape batches of
-// small matrices (several problems per block) and grouped problems of mixed
-// shapes (a problem table on the device).
+// small matrices (several problems per block, blocks streaming through the
+// batch) and grouped problems of mixed shapes (a problem table on the
+// device), both copying the next K step into shared memory (cp.async) while
+// computing the current one.
 #ifndef MATSERVE_KERNELS_SGEMM_SMALL_TILE_CUH_
 #define MATSERVE_KERNELS_SGEMM_SMALL_TILE_CUH_
 
@@ -15,8 +17,9 @@ namespace matserve::kernels {
 // A 256-thread block holds as many such tiles (of different problems) as fit:
 // a 16 x 16 problem is too small to give a whole block work, and blocks per
 // SM are capped, so four of them share one.
-template <int kTile_, int kThreadTile_, int kBlockK_>
+template <int kTile_, int kThreadTile_, int kBlockK_, int kMinBlocksPerSm_ = 1>
 struct SmallTileShape {
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;  // launch bounds
   static constexpr int kTile = kTile_;
   static constexpr int kThreadTile = kThreadTile_;
   static constexpr int kBlockK = kBlockK_;
@@ -53,153 +56,229 @@ struct Vector<4> {
   using Type = float4;
 };
 
-// Computes the tile of C at (row0, col0) of one m x n x k problem as the
-// thread numbered `t` of the tile's kThreadsPerTile. Every thread of the
-// block must call it with the same k (it has block-wide barriers).
+// Copies 16 (4) bytes from global `src` to shared `dst` without holding them
+// in registers; where `valid` is false it reads nothing and writes zeros.
+__device__ inline void CopyAsync16(float* dst, const float* src, bool valid) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ inline void CopyAsync4(float* dst, const float* src, bool valid) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared),
+               "l"(src), "r"(valid ? 4 : 0));
+}
+__device__ inline void CopyAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+// Waits until at most kPending of this thread's committed groups are in
+// flight.
+template <int kPending>
+__device__ inline void CopyAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// One K step of one tile: where its operands are, and whether it is the
+// tile's last step (its result is then stored).
+struct TileStep {
+  const float* a;
+  const float* b;
+  float* c;
+  int64_t m, n, k;
+  int64_t row0, col0, k0;
+  bool last;
+};
+
+// Issues the copies of a step's A (kTile x kBlockK) and B (kBlockK x kTile)
+// into `storage`, as thread `t` of the tile. Out-of-range elements are staged
+// as zero; A's and B's K-edges coincide, so a padding zero only meets another
+// padding zero or an output that is never stored.
 //
 // kVectorized: K % 4 == 0, N % 4 == 0 and A, B, C 16-byte aligned, so a run
-// of 4 elements along K (A) or N (B) is wholly inside or outside the matrix.
-// Out-of-range elements are staged as zero; A's and B's K-edges coincide, so
-// a padding zero only meets another padding zero or an output never stored.
+// of 4 elements along K (A) or N (B) is wholly inside or outside the matrix
+// and one 16-byte copy; otherwise each element is copied and checked alone.
 template <typename S, bool kVectorized>
-__device__ void SmallTileGemm(int64_t m, int64_t n, int64_t k,
-                              const float* __restrict__ a,
-                              const float* __restrict__ b,
-                              float* __restrict__ c, int64_t row0, int64_t col0,
-                              int t, typename S::Storage& storage) {
+__device__ void CopyStepAsync(const TileStep& step, int t,
+                              typename S::Storage& storage) {
+  auto copy_run = [](float* dst, const float* matrix, int64_t rows,
+                     int64_t cols, int64_t row, int64_t col) {
+    if constexpr (kVectorized) {
+      const bool valid = row < rows && col < cols;
+      CopyAsync16(dst, valid ? &matrix[row * cols + col] : matrix, valid);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const bool valid = row < rows && col + q < cols;
+        CopyAsync4(dst + q, valid ? &matrix[row * cols + col + q] : matrix,
+                   valid);
+      }
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < S::kRuns; ++s) {
+    const int run = t + s * S::kThreadsPerTile;
+    const int a_row = run / (S::kBlockK / 4);
+    const int a_k = run % (S::kBlockK / 4) * 4;
+    copy_run(&storage.a[a_row][a_k], step.a, step.m, step.k, step.row0 + a_row,
+             step.k0 + a_k);
+    const int b_k = run / (S::kTile / 4);
+    const int b_col = run % (S::kTile / 4) * 4;
+    copy_run(&storage.b[b_k][b_col], step.b, step.k, step.n, step.k0 + b_k,
+             step.col0 + b_col);
+  }
+}
+
+// acc += this thread's kThreadTile x kThreadTile block of A_step * B_step.
+template <typename S>
+__device__ void ComputeStep(const typename S::Storage& storage, int t,
+                            float (&acc)[S::kThreadTile][S::kThreadTile]) {
   constexpr int kT = S::kThreadTile;
   using VectorT = typename Vector<kT>::Type;
   const int ty = t / S::kSide;
   const int tx = t % S::kSide;
-
-  // Loads 4 elements of `matrix` (cols wide) at (row, col..col+3).
-  auto load_run = [](const float* matrix, int64_t rows, int64_t cols,
-                     int64_t row, int64_t col, float* run) {
-    if constexpr (kVectorized) {
+#pragma unroll
+  for (int kk = 0; kk < S::kBlockK; kk += 4) {
+    float a_frag[kT][4];
+#pragma unroll
+    for (int i = 0; i < kT; ++i) {
       const float4 v =
-          row < rows && col < cols
-              ? *reinterpret_cast<const float4*>(&matrix[row * cols + col])
-              : make_float4(0, 0, 0, 0);
-      run[0] = v.x, run[1] = v.y, run[2] = v.z, run[3] = v.w;
-    } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        run[q] =
-            row < rows && col + q < cols ? matrix[row * cols + col + q] : 0.0f;
-      }
+          *reinterpret_cast<const float4*>(&storage.a[ty * kT + i][kk]);
+      a_frag[i][0] = v.x, a_frag[i][1] = v.y, a_frag[i][2] = v.z,
+      a_frag[i][3] = v.w;
     }
-  };
-
-  float acc[kT][kT] = {};
-  for (int64_t k0 = 0; k0 < k; k0 += S::kBlockK) {
-    // All of this step's global loads are issued before the barrier.
-    float a_runs[S::kRuns][4];
-    float b_runs[S::kRuns][4];
 #pragma unroll
-    for (int s = 0; s < S::kRuns; ++s) {
-      const int run = t + s * S::kThreadsPerTile;
-      const int a_row = run / (S::kBlockK / 4);
-      const int a_k = run % (S::kBlockK / 4) * 4;
-      load_run(a, m, k, row0 + a_row, k0 + a_k, a_runs[s]);
-      const int b_k = run / (S::kTile / 4);
-      const int b_col = run % (S::kTile / 4) * 4;
-      load_run(b, k, n, k0 + b_k, col0 + b_col, b_runs[s]);
-    }
-    __syncthreads();  // the previous step's reads are done: overwrite
-#pragma unroll
-    for (int s = 0; s < S::kRuns; ++s) {
-      const int run = t + s * S::kThreadsPerTile;
-      const float* va = a_runs[s];
-      const float* vb = b_runs[s];
-      *reinterpret_cast<float4*>(
-          &storage.a[run / (S::kBlockK / 4)][run % (S::kBlockK / 4) * 4]) =
-          make_float4(va[0], va[1], va[2], va[3]);
-      *reinterpret_cast<float4*>(
-          &storage.b[run / (S::kTile / 4)][run % (S::kTile / 4) * 4]) =
-          make_float4(vb[0], vb[1], vb[2], vb[3]);
-    }
-    __syncthreads();  // the step is complete before anyone reads it
-
-#pragma unroll
-    for (int kk = 0; kk < S::kBlockK; kk += 4) {
-      float a_frag[kT][4];
+    for (int q = 0; q < 4; ++q) {
+      const VectorT vb =
+          *reinterpret_cast<const VectorT*>(&storage.b[kk + q][tx * kT]);
+      const float* b_frag = reinterpret_cast<const float*>(&vb);
 #pragma unroll
       for (int i = 0; i < kT; ++i) {
-        const float4 v =
-            *reinterpret_cast<const float4*>(&storage.a[ty * kT + i][kk]);
-        a_frag[i][0] = v.x, a_frag[i][1] = v.y, a_frag[i][2] = v.z,
-        a_frag[i][3] = v.w;
-      }
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const VectorT vb =
-            *reinterpret_cast<const VectorT*>(&storage.b[kk + q][tx * kT]);
-        const float* b_frag = reinterpret_cast<const float*>(&vb);
-#pragma unroll
-        for (int i = 0; i < kT; ++i) {
-#pragma unroll
-          for (int j = 0; j < kT; ++j)
-            acc[i][j] = fmaf(a_frag[i][q], b_frag[j], acc[i][j]);
-        }
-      }
-    }
-  }
-
-  const int64_t col = col0 + tx * kT;
-#pragma unroll
-  for (int i = 0; i < kT; ++i) {
-    const int64_t row = row0 + ty * kT + i;
-    if (row >= m) continue;
-    if constexpr (kVectorized) {
-      if (col < n)
-        *reinterpret_cast<VectorT*>(&c[row * n + col]) =
-            *reinterpret_cast<const VectorT*>(acc[i]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kT; ++j) {
-        if (col + j < n) c[row * n + col + j] = acc[i][j];
+        for (int j = 0; j < kT; ++j)
+          acc[i][j] = fmaf(a_frag[i][q], b_frag[j], acc[i][j]);
       }
     }
   }
 }
 
-// C_i = A_i * B_i for i < batch (A_i = a + i * stride_a, and so on). Block x
-// takes tile x % tiles_per_problem of kTilesPerBlock consecutive problems;
-// threads past the last problem stage zeros and store nothing, but still
-// reach every barrier.
+// Stores the thread's block of the tile, the parts inside C.
 template <typename S, bool kVectorized>
-__global__ void __launch_bounds__(S::kThreads)
+__device__ void StoreTile(const float (&acc)[S::kThreadTile][S::kThreadTile],
+                          const TileStep& step, int t) {
+  constexpr int kT = S::kThreadTile;
+  using VectorT = typename Vector<kT>::Type;
+  const int64_t col = step.col0 + t % S::kSide * kT;
+#pragma unroll
+  for (int i = 0; i < kT; ++i) {
+    const int64_t row = step.row0 + t / S::kSide * kT + i;
+    if (row >= step.m) continue;
+    if constexpr (kVectorized) {
+      if (col < step.n) {
+        *reinterpret_cast<VectorT*>(&step.c[row * step.n + col]) =
+            *reinterpret_cast<const VectorT*>(acc[i]);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kT; ++j) {
+        if (col + j < step.n) step.c[row * step.n + col + j] = acc[i][j];
+      }
+    }
+  }
+}
+
+// Runs steps 0 .. steps-1 (locate(s) says where step s is) as thread `t` of a
+// tile, through two shared-memory stages: step s + 1's copies are in flight
+// while step s is computed, across tile and problem boundaries alike. Every
+// thread of the block must call it with the same `steps` (it has block-wide
+// barriers).
+template <typename S, bool kVectorized, typename Locate>
+__device__ void RunSteps(int64_t steps, const Locate& locate, int t,
+                         typename S::Storage* stage0,
+                         typename S::Storage* stage1) {
+  auto stage = [&](int64_t s) ->
+      typename S::Storage& { return s % 2 ? *stage1 : *stage0; };
+  float acc[S::kThreadTile][S::kThreadTile] = {};
+  if (steps == 0) return;
+  TileStep current = locate(0);
+  CopyStepAsync<S, kVectorized>(current, t, stage(0));
+  CopyAsyncCommit();
+  for (int64_t s = 0; s < steps; ++s) {
+    TileStep next = current;
+    if (s + 1 < steps) {
+      next = locate(s + 1);
+      CopyStepAsync<S, kVectorized>(next, t, stage(s + 1));
+    }
+    CopyAsyncCommit();   // possibly empty: one group per step either way
+    CopyAsyncWait<1>();  // this thread's copies of step s have landed ...
+    __syncthreads();     // ... and everyone else's too
+    ComputeStep<S>(stage(s), t, acc);
+    if (current.last) {
+      StoreTile<S, kVectorized>(acc, current, t);
+#pragma unroll
+      for (auto& row : acc) {
+#pragma unroll
+        for (float& value : row) value = 0.0f;
+      }
+    }
+    __syncthreads();  // stage(s) is read by all before step s + 2 refills it
+    current = next;
+  }
+}
+
+// C_i = A_i * B_i for i < batch (A_i = a + i * stride_a, and so on). The
+// work items are (kTilesPerBlock consecutive problems, one tile of each);
+// block x takes items x, x + gridDim.x, ..., so a grid of what fits on the GPU
+// at once streams through the batch with the next step's copies always in
+// flight. A slot past the last problem computes on an empty (0 x 0) matrix: it
+// copies zeros and stores nothing, but reaches every barrier.
+template <typename S, bool kVectorized>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmSmallTileBatchedKernel(int64_t m, int64_t n, int64_t k,
                                 const float* __restrict__ a, int64_t stride_a,
                                 const float* __restrict__ b, int64_t stride_b,
                                 float* __restrict__ c, int64_t stride_c,
                                 int64_t batch, int64_t tiles_n,
                                 int64_t tiles_per_problem) {
-  __shared__ typename S::Storage storage[S::kTilesPerBlock];
+  __shared__ typename S::Storage stages[2][S::kTilesPerBlock];
   const int slot = threadIdx.x / S::kThreadsPerTile;
-  const int64_t problem =
-      blockIdx.x / tiles_per_problem * S::kTilesPerBlock + slot;
-  const int64_t tile = blockIdx.x % tiles_per_problem;
-  // A problem past the batch computes on an empty (0 x 0) matrix.
-  const bool real = problem < batch;
-  const int64_t offset = real ? problem : 0;
-  SmallTileGemm<S, kVectorized>(
-      real ? m : 0, real ? n : 0, k, a + offset * stride_a,
-      b + offset * stride_b, c + offset * stride_c, tile / tiles_n * S::kTile,
-      tile % tiles_n * S::kTile, threadIdx.x % S::kThreadsPerTile,
-      storage[slot]);
+  const int64_t steps_per_tile = (k + S::kBlockK - 1) / S::kBlockK;
+  const int64_t items =
+      (batch + S::kTilesPerBlock - 1) / S::kTilesPerBlock * tiles_per_problem;
+  const int64_t my_items =
+      blockIdx.x < items ? (items - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  auto locate = [&](int64_t s) {
+    const int64_t item = blockIdx.x + s / steps_per_tile * gridDim.x;
+    const int64_t problem = item / tiles_per_problem * S::kTilesPerBlock + slot;
+    const int64_t tile = item % tiles_per_problem;
+    const bool real = problem < batch;
+    const int64_t offset = real ? problem : 0;
+    const int64_t k_step = s % steps_per_tile;
+    return TileStep{a + offset * stride_a,
+                    b + offset * stride_b,
+                    c + offset * stride_c,
+                    real ? m : 0,
+                    real ? n : 0,
+                    k,
+                    tile / tiles_n * S::kTile,
+                    tile % tiles_n * S::kTile,
+                    k_step * S::kBlockK,
+                    k_step == steps_per_tile - 1};
+  };
+  RunSteps<S, kVectorized>(my_items * steps_per_tile, locate,
+                           threadIdx.x % S::kThreadsPerTile, &stages[0][slot],
+                           &stages[1][slot]);
 }
 
 // One launch for problems of different shapes: block x finds, by binary
-// search of the table's first_tile, the problem whose tiles include x. A
-// problem's alignment decides its path, so each block branches once,
-// uniformly.
+// search of the table's first_tile, the problem whose tiles include x, and
+// computes that tile. A problem's alignment decides its path, so each block
+// branches once, uniformly.
 template <typename S>
-__global__ void __launch_bounds__(S::kThreads)
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmGroupedKernel(const GroupedGemmEntry* __restrict__ entries,
                        int64_t count) {
   static_assert(S::kTilesPerBlock == 1, "one tile of one problem per block");
-  __shared__ typename S::Storage storage;
+  __shared__ typename S::Storage stages[2];
   int64_t low = 0, high = count - 1;  // the last entry with first_tile <= x
   while (low < high) {
     const int64_t mid = (low + high + 1) / 2;
@@ -213,14 +292,23 @@ __global__ void __launch_bounds__(S::kThreads)
   const GemmProblem& p = entry.problem;
   const int64_t tiles_n = (p.n + S::kTile - 1) / S::kTile;
   const int64_t tile = blockIdx.x - entry.first_tile;
-  const int64_t row0 = tile / tiles_n * S::kTile;
-  const int64_t col0 = tile % tiles_n * S::kTile;
+  const int64_t steps = (p.k + S::kBlockK - 1) / S::kBlockK;
+  auto locate = [&](int64_t s) {
+    return TileStep{p.a,
+                    p.b,
+                    p.c,
+                    p.m,
+                    p.n,
+                    p.k,
+                    tile / tiles_n * S::kTile,
+                    tile % tiles_n * S::kTile,
+                    s * S::kBlockK,
+                    s == steps - 1};
+  };
   if (entry.vectorized) {
-    SmallTileGemm<S, true>(p.m, p.n, p.k, p.a, p.b, p.c, row0, col0,
-                           threadIdx.x, storage);
+    RunSteps<S, true>(steps, locate, threadIdx.x, &stages[0], &stages[1]);
   } else {
-    SmallTileGemm<S, false>(p.m, p.n, p.k, p.a, p.b, p.c, row0, col0,
-                            threadIdx.x, storage);
+    RunSteps<S, false>(steps, locate, threadIdx.x, &stages[0], &stages[1]);
   }
 }
 

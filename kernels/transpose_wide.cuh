@@ -1,6 +1,6 @@
-// Transpose through a wide padded shared-memory tile, each thread moving runs
-// of 4 elements (16-byte loads and stores where the shape allows), for one
-// matrix or a strided batch of them.
+// Transpose through a padded shared-memory tile, each thread moving runs of 4
+// elements (16-byte loads and stores where the shape allows), for one matrix
+// or a strided batch of them.
 #ifndef MATSERVE_KERNELS_TRANSPOSE_WIDE_CUH_
 #define MATSERVE_KERNELS_TRANSPOSE_WIDE_CUH_
 
@@ -22,15 +22,19 @@ namespace matserve::kernels {
 // thread's 4 scalar accesses is coalesced across the warp, and each is guarded.
 //
 // The tile row is padded by one word: a column of the tile then falls in
-// different banks (row r starts at bank r mod 32), so the column reads have
-// no more than the 2-way conflict that the 16-byte runs' row stores already
-// have.
-template <int kTile, int kThreads, bool kVectorized>
+// different banks (row r starts at bank r mod 32). With kTile = 32 neither the
+// row stores nor the column reads then have bank conflicts; wider tiles have
+// 2-way ones.
+//
+// Tiles are visited in groups of kGroup tile rows, down each column of tiles
+// inside a group, so that the blocks resident at one time read kGroup * kTile
+// input rows and write kGroup * kTile-element runs of output rows.
+template <int kTile, int kThreads, bool kVectorized, int kGroup>
 __global__ void __launch_bounds__(kThreads)
     TransposeWideKernel(int64_t rows, int64_t cols,
                         const float* __restrict__ in, int64_t in_stride,
                         float* __restrict__ out, int64_t out_stride,
-                        int64_t tiles_cols, int64_t tiles_per_matrix) {
+                        int64_t tiles_rows, int64_t tiles_cols) {
   constexpr int kRunsPerRow = kTile / 4;
   constexpr int kRunsPerThread = kTile * kRunsPerRow / kThreads;
   static_assert(kTile % 32 == 0, "tile rows are whole warps of words");
@@ -38,12 +42,18 @@ __global__ void __launch_bounds__(kThreads)
                 "each thread moves a whole number of runs");
   __shared__ float tile[kTile][kTile + 1];
 
+  const int64_t tiles_per_matrix = tiles_rows * tiles_cols;
   const int64_t matrix = blockIdx.x / tiles_per_matrix;
   const int64_t tile_index = blockIdx.x % tiles_per_matrix;
   in += matrix * in_stride;
   out += matrix * out_stride;
-  const int64_t row0 = tile_index / tiles_cols * kTile;
-  const int64_t col0 = tile_index % tiles_cols * kTile;
+  const int64_t tiles_per_group = int64_t{kGroup} * tiles_cols;
+  const int64_t first_row = tile_index / tiles_per_group * kGroup;
+  const int64_t rows_in_group =
+      tiles_rows - first_row < kGroup ? tiles_rows - first_row : kGroup;
+  const int64_t in_group = tile_index % tiles_per_group;
+  const int64_t row0 = (first_row + in_group % rows_in_group) * kTile;
+  const int64_t col0 = in_group / rows_in_group * kTile;
 
   // Tile coordinates of element q of run `run`: along the tile row, 4 adjacent
   // (vectorized) or kRunsPerRow apart (scalar).
