@@ -72,8 +72,8 @@ cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
 
 // The rungs of the transpose ladder; kAuto picks by shape.
 enum class TransposeVariant {
-  kAuto,   // a copy for a vector (1 x N and N x 1 share their layout), else
-           // kWide
+  kAuto,   // a copy for a vector (1 x N and N x 1 share their layout), kWide
+           // where 16-byte accesses are legal, else kTiled
   kTiled,  // a 32 x 32 padded tile, one element at a time
   kWide,   // 32 x 32 padded tiles, 4-element runs, 16-byte where aligned
 };

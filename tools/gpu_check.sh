@@ -26,7 +26,9 @@ step e2e_cpu_test $bin/matserve_e2e_test
 step sanitizer_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   $bin/matserve_cuda_test --gtest_filter='-*1000x3000x777*:*513x1025x257*'
 step sanitizer_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
-  $bin/matserve_cuda_test --gtest_filter='*127x131x137*:*4097x33x5*'
+  $bin/matserve_cuda_test --gtest_filter='*127x131x137*:*4097x33x5*:*Batched*:*Grouped*'
+step sanitizer_synccheck compute-sanitizer --tool synccheck --error-exitcode 1 \
+  $bin/matserve_cuda_test --gtest_filter='*Batched*:*Grouped*:*wide*'
 
 echo "=== matserve-cli against --backend=cuda"
 $bin/matserve-server --address=127.0.0.1:50051 --backend=cuda >"$out/server.log" 2>&1 &

@@ -12,6 +12,7 @@
 #   BACKEND=cuda      matserve-server's --backend (cpu to try the script on a machine with no GPU)
 #   QUICK=1           tiny shapes, levels 1 and 4, half-second runs: a check of the script itself
 #   CHANNELS=4        matserve-load --channels (connections per target)
+#   MIXES=..., LEVELS=...   run only these workloads / concurrencies
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/load_bench.sh OUT_DIR}
@@ -34,8 +35,14 @@ else
          transpose:4096x4096"
   levels="1 16 256"
   duration=3s
-  warmup() { case "$1:$2" in *4096*:256) echo 8s ;; *) echo 1s ;; esac; }
+  warmup() { case "$1:$2" in *4096*:256) echo 20s ;; *) echo 1s ;; esac; }
 fi
+# At concurrency 256 a round of 4096^3 (192 MB a call) takes about 10 s on an H200 host: the
+# window is longer there, so that it holds whole rounds (the 8 s warmup and 3 s window tried
+# first saw no call complete).
+window() { case "$1:$2" in *4096*:256) echo 15s ;; *) echo "$duration" ;; esac; }
+mixes=${MIXES:-$mixes}
+levels=${LEVELS:-$levels}
 
 pids=()
 trap 'for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done' EXIT
@@ -62,9 +69,10 @@ failed=0
 for mix in $mixes; do
   for level in $levels; do
     name=$(tr ':x' '__' <<<"$mix")_c$level
-    echo "=== $mix at concurrency $level (warmup $(warmup "$mix" "$level"), $duration)"
+    echo "=== $mix at concurrency $level (warmup $(warmup "$mix" "$level"), $(window "$mix" "$level"))"
     "$bin/matserve-load" --target="$service" --floor_target="$floor" --mix="$mix" \
-      --concurrency="$level" --warmup="$(warmup "$mix" "$level")" --duration="$duration" \
+      --concurrency="$level" --warmup="$(warmup "$mix" "$level")" \
+      --duration="$(window "$mix" "$level")" \
       $common >"$out/$name.csv" 2>"$out/$name.log"
     rc=$?
     [ $rc -eq 0 ] || { echo "!!! exit $rc:"; tail -5 "$out/$name.log"; failed=1; }

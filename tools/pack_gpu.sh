@@ -9,3 +9,6 @@ rm -rf .device
   "$build/tests/matserve_cuda_test" "$build/tests/matserve_e2e_cuda_test" \
   "$build/tests/matserve_e2e_test" "$build/kernels/bench/matserve-kernel-bench" \
   "$build/client/matserve-load" "$build/server/matserve-echo-server"
+# Debug info is most of the size, and the device tool carries 64 MiB at most.
+strip --strip-debug .device/bin/* .device/lib/*
+du -sh .device
