@@ -4,11 +4,9 @@
 // input's bytes with the dimensions swapped. matserve-load --floor_target runs
 // the same load against it, to tell what gRPC alone allows on the machine.
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 
 #include <cstdint>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <string>
 
@@ -17,6 +15,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "matserve/v1/matrix_service.grpc.pb.h"
+#include "server/serving.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0:50052",
           "host:port to listen on; port 0 picks a free port (the log line says "
@@ -90,36 +89,26 @@ class EchoService final : public v1::MatrixService::CallbackService {
 };
 
 int Serve() {
-  sigset_t stop_signals;  // taken by sigwait below, in no other thread
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  const int64_t max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  if (max_message_bytes < 1 ||
-      max_message_bytes > std::numeric_limits<int>::max()) {
-    Log(absl::StrCat("--max_message_bytes=", max_message_bytes,
-                     ": must be in [1, 2^31 - 1]"));
+  StopSignals stop_signals;  // before any thread starts
+  const absl::StatusOr<int> max_message_bytes =
+      MessageLimit(absl::GetFlag(FLAGS_max_message_bytes));
+  if (!max_message_bytes.ok()) {
+    Log(std::string(max_message_bytes.status().message()));
     return 2;
   }
-  EchoService service(max_message_bytes);
+  EchoService service(*max_message_bytes);
   grpc::ServerBuilder builder;
-  int port = 0;
-  const std::string address = absl::GetFlag(FLAGS_address);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
+  const std::string address = absl::GetFlag(FLAGS_address);
+  std::string bound;
+  std::unique_ptr<grpc::Server> server =
+      StartListening(builder, address, *max_message_bytes, &bound);
+  if (server == nullptr) {
     Log(absl::StrCat("cannot listen on ", address));
     return 1;
   }
-  Log(absl::StrCat("serving on ", address.substr(0, address.rfind(':')), ":",
-                   port, " (no compute: the transport floor)"));
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  Log(absl::StrCat("serving on ", bound, " (no compute: the transport floor)"));
+  stop_signals.Wait();
   server->Shutdown();
   Log("stopped");
   return 0;

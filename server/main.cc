@@ -3,11 +3,9 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <signal.h>
 
 #include <cstdint>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +21,7 @@
 #include "server/engine/cuda_executor.h"
 #include "server/engine/engine.h"
 #include "server/rpc/matrix_service.h"
+#include "server/serving.h"
 
 ABSL_FLAG(std::string, address, "0.0.0.0:50051",
           "host:port to listen on; port 0 picks a free port (the log line says "
@@ -87,19 +86,11 @@ absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
 }
 
 int Serve() {
-  // SIGTERM and SIGINT are taken by sigwait below; block them before any thread
-  // starts so that every thread inherits the mask and none is interrupted.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  const int64_t max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
-  if (max_message_bytes < 1 ||
-      max_message_bytes > std::numeric_limits<int>::max()) {
-    Log(absl::StrCat("--max_message_bytes=", max_message_bytes,
-                     ": must be in [1, 2^31 - 1]"));
+  StopSignals stop_signals;  // before any thread starts
+  const absl::StatusOr<int> max_message_bytes =
+      MessageLimit(absl::GetFlag(FLAGS_max_message_bytes));
+  if (!max_message_bytes.ok()) {
+    Log(std::string(max_message_bytes.status().message()));
     return 2;
   }
   if (absl::GetFlag(FLAGS_max_elements) < 1) {
@@ -128,14 +119,11 @@ int Serve() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(absl::GetFlag(FLAGS_address),
-                           grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(max_message_bytes));
-  builder.SetMaxSendMessageSize(static_cast<int>(max_message_bytes));
   builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
+  std::string bound;
+  std::unique_ptr<grpc::Server> server = StartListening(
+      builder, absl::GetFlag(FLAGS_address), *max_message_bytes, &bound);
+  if (server == nullptr) {
     Log(absl::StrCat("cannot listen on ", absl::GetFlag(FLAGS_address)));
     return 1;
   }
@@ -143,13 +131,10 @@ int Serve() {
   health->SetServingStatus(true);
   health->SetServingStatus(v1::MatrixService::service_full_name(), true);
 
-  const std::string address = absl::GetFlag(FLAGS_address);
-  Log(absl::StrCat("serving on ", address.substr(0, address.rfind(':')), ":",
-                   port, " with ", workers, " worker(s), the first on ",
-                   backend_description));
+  Log(absl::StrCat("serving on ", bound, " with ", workers,
+                   " worker(s), the first on ", backend_description));
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  const int signal_number = stop_signals.Wait();
   Log(absl::StrCat("signal ", signal_number, ": draining calls in flight"));
   health->Shutdown();  // NOT_SERVING from now on, so load balancers look
                        // elsewhere
