@@ -132,6 +132,16 @@ absl::StatusOr<int> CudaDeviceCount() {
   return count;
 }
 
+absl::StatusOr<DeviceMemory> CudaDeviceMemory(int device) {
+  // cudaMemGetInfo reads the current device, which is per thread: a scrape
+  // thread sets it for itself.
+  MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return DeviceMemory{total_bytes - free_bytes, total_bytes};
+}
+
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
     const CudaExecutorOptions& options) {
   kernels::SgemmVariant sgemm_variant;

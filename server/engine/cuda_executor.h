@@ -3,6 +3,7 @@
 #ifndef MATSERVE_SERVER_ENGINE_CUDA_EXECUTOR_H_
 #define MATSERVE_SERVER_ENGINE_CUDA_EXECUTOR_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,15 @@ namespace matserve::engine {
 // How many CUDA devices this process sees; an error (no driver, or a build
 // without CUDA) says why there are none.
 absl::StatusOr<int> CudaDeviceCount();
+
+// A device's memory as the driver reports it (cudaMemGetInfo): used counts
+// every process's allocations, not only this one's.
+struct DeviceMemory {
+  uint64_t used_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+// Any thread; cheap enough for a metrics scrape.
+absl::StatusOr<DeviceMemory> CudaDeviceMemory(int device);
 
 struct CudaExecutorOptions {
   int streams_per_device = 4;

@@ -8,6 +8,10 @@ absl::StatusOr<int> CudaDeviceCount() {
       "this build has no CUDA backend (MATSERVE_WITH_CUDA=OFF)");
 }
 
+absl::StatusOr<DeviceMemory> CudaDeviceMemory(int) {
+  return CudaDeviceCount().status();
+}
+
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
     const CudaExecutorOptions&) {
   return CudaDeviceCount().status();
