@@ -10,16 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "server/engine/job.h"
 
 namespace matserve::engine {
-
-enum class Method { kMultiply, kTranspose };
-inline constexpr Method kMethods[] = {Method::kMultiply, Method::kTranspose};
-
-// "Multiply", "Transpose": the RPC's name, as metrics label it.
-inline const char* MethodName(Method method) {
-  return method == Method::kMultiply ? "Multiply" : "Transpose";
-}
 
 // What one batch cost, as its worker measured it.
 struct BatchRecord {
