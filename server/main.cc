@@ -8,12 +8,14 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -34,7 +36,10 @@ ABSL_FLAG(int64_t, max_message_bytes, int64_t{1} << 30,
           "is 4 MiB)");
 ABSL_FLAG(uint64_t, max_elements, uint64_t{1} << 27,
           "largest matrix, in elements, that a request may send or get back");
-ABSL_FLAG(int, streams, 4, "CUDA streams (one worker each) per visible GPU");
+ABSL_FLAG(int, streams, 4, "CUDA streams (one worker each) per GPU");
+ABSL_FLAG(std::vector<std::string>, devices, {},
+          "CUDA device ordinals to serve on, comma-separated; empty: every "
+          "visible GPU");
 ABSL_FLAG(
     std::string, sgemm_variant, "auto",
     "CUDA backend, for experiments: force one SGEMM kernel (naive | tiled "
@@ -42,9 +47,20 @@ ABSL_FLAG(
 ABSL_FLAG(std::string, transpose_variant, "auto",
           "CUDA backend, for experiments: force one transpose kernel (tiled | "
           "wide); auto picks by shape");
-ABSL_FLAG(
-    uint64_t, max_queued_requests, 1024,
-    "requests waiting for compute before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_queue_requests, 1024,
+          "requests waiting for a worker before new ones get "
+          "RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_queue_bytes, uint64_t{4} << 30,
+          "bytes (inputs and outputs) of the requests waiting for a worker "
+          "before new ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, max_batch_size, 64,
+          "most requests in one batch; 1 turns batching off");
+ABSL_FLAG(uint64_t, max_batch_bytes, uint64_t{64} << 20,
+          "most bytes (inputs and outputs) in one batch; a larger request "
+          "runs alone, copied without staging");
+ABSL_FLAG(int64_t, max_queue_delay_us, 0,
+          "how long a free worker may hold a batch open for more requests "
+          "while its GPU is busy with others; an idle GPU never waits");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long calls in flight may take to finish "
           "before they are "
@@ -85,6 +101,46 @@ absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
   return executors;
 }
 
+// The batcher's flags, checked.
+absl::StatusOr<engine::EngineOptions> BatcherOptions() {
+  engine::EngineOptions options{
+      .max_queue_requests = absl::GetFlag(FLAGS_max_queue_requests),
+      .max_queue_bytes = absl::GetFlag(FLAGS_max_queue_bytes),
+      .max_batch_size = absl::GetFlag(FLAGS_max_batch_size),
+      .max_batch_bytes = absl::GetFlag(FLAGS_max_batch_bytes),
+      .max_queue_delay =
+          absl::Microseconds(absl::GetFlag(FLAGS_max_queue_delay_us))};
+  for (const auto& [name, value] :
+       {std::pair<const char*, uint64_t>{"max_queue_requests",
+                                         options.max_queue_requests},
+        {"max_queue_bytes", options.max_queue_bytes},
+        {"max_batch_size", options.max_batch_size},
+        {"max_batch_bytes", options.max_batch_bytes}}) {
+    if (value < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, " must be at least 1"));
+    }
+  }
+  if (options.max_queue_delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--max_queue_delay_us must be >= 0");
+  }
+  return options;
+}
+
+// --devices as ordinals.
+absl::StatusOr<std::vector<int>> DeviceOrdinals() {
+  std::vector<int> devices;
+  for (const std::string& device : absl::GetFlag(FLAGS_devices)) {
+    int ordinal;
+    if (!absl::SimpleAtoi(device, &ordinal) || ordinal < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--devices: \"", device, "\" is not a device ordinal (0, 1, ...)"));
+    }
+    devices.push_back(ordinal);
+  }
+  return devices;
+}
+
 int Serve() {
   StopSignals stop_signals;  // before any thread starts
   const absl::StatusOr<int> max_message_bytes =
@@ -97,10 +153,19 @@ int Serve() {
     Log("--max_elements must be at least 1");
     return 2;
   }
+  const absl::StatusOr<engine::EngineOptions> engine_options = BatcherOptions();
+  const absl::StatusOr<std::vector<int>> devices = DeviceOrdinals();
+  if (!engine_options.ok() || !devices.ok()) {
+    Log(std::string(engine_options.ok() ? devices.status().message()
+                                        : engine_options.status().message()));
+    return 2;
+  }
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       MakeExecutors(
           absl::GetFlag(FLAGS_backend),
-          {.streams_per_device = absl::GetFlag(FLAGS_streams),
+          {.devices = *devices,
+           .streams_per_device = absl::GetFlag(FLAGS_streams),
+           .max_staged_bytes = engine_options->max_batch_bytes,
            .sgemm_variant = absl::GetFlag(FLAGS_sgemm_variant),
            .transpose_variant = absl::GetFlag(FLAGS_transpose_variant)});
   if (!executors.ok()) {
@@ -110,11 +175,12 @@ int Serve() {
   }
   const std::string backend_description = (*executors)[0]->Describe();
   const size_t workers = executors->size();
-  engine::Engine engine(
-      std::move(*executors),
-      {.max_queued_jobs = absl::GetFlag(FLAGS_max_queued_requests)});
+  engine::NoObserver observer;
+  engine::EngineOptions options = *engine_options;
+  options.observer = &observer;
+  engine::Engine engine(std::move(*executors), options);
   rpc::MatrixService service(
-      &engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)});
+      &engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)}, &observer);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -7,11 +7,13 @@
 #include <cmath>
 
 #include "client/reference.h"
+#include "tests/executor_util.h"
 #include "tests/test_util.h"
 
 namespace matserve::engine {
 namespace {
 
+using matserve::testing::RunOne;
 using matserve::testing::Shape;
 
 class CpuMultiply : public ::testing::TestWithParam<Shape> {};
@@ -24,9 +26,8 @@ TEST_P(CpuMultiply, MatchesFloat64Reference) {
   std::vector<float> c(uint64_t{s.m} * s.n,
                        NAN);  // poisoned: unwritten entries fail
   CpuExecutor executor;
-  ASSERT_TRUE(executor
-                  .Run(MultiplyOp{s.m, s.k, s.n, a.values.data(),
-                                  b.values.data(), c.data()})
+  ASSERT_TRUE(RunOne(executor, MultiplyOp{s.m, s.k, s.n, a.values.data(),
+                                          b.values.data(), c.data()})
                   .ok());
   matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
 }
@@ -42,9 +43,9 @@ TEST(CpuMultiply, NanAndInfinityPropagateAsIeeeArithmetic) {
   const Matrix a = matserve::testing::MatrixWithSpecialValues(37, 41, rng);
   const Matrix b = matserve::testing::MatrixWithSpecialValues(41, 29, rng);
   std::vector<float> c(37 * 29);
-  ASSERT_TRUE(CpuExecutor()
-                  .Run(MultiplyOp{37, 41, 29, a.values.data(), b.values.data(),
-                                  c.data()})
+  CpuExecutor executor;
+  ASSERT_TRUE(RunOne(executor, MultiplyOp{37, 41, 29, a.values.data(),
+                                          b.values.data(), c.data()})
                   .ok());
   const std::vector<double> want = ReferenceMultiply(a, b);
   ASSERT_TRUE(std::any_of(want.begin(), want.end(),
@@ -60,10 +61,10 @@ TEST_P(CpuTranspose, IsBitExact) {
   const Matrix input =
       matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
   std::vector<float> output(input.values.size(), NAN);
-  ASSERT_TRUE(
-      CpuExecutor()
-          .Run(TransposeOp{s.m, s.n, input.values.data(), output.data()})
-          .ok());
+  CpuExecutor executor;
+  ASSERT_TRUE(RunOne(executor,
+                     TransposeOp{s.m, s.n, input.values.data(), output.data()})
+                  .ok());
   matserve::testing::ExpectExactTranspose(input, output);
 }
 
@@ -72,6 +73,18 @@ INSTANTIATE_TEST_SUITE_P(OddShapes, CpuTranspose,
                          [](const auto& info) {
                            return ShapeName(info.param);
                          });
+
+// The engine hands the CPU backend batches too: mixed shapes, each answer
+// its own.
+TEST(CpuBatch, MixedShapesEachMatchTheReference) {
+  CpuExecutor executor;
+  const std::vector<Shape> shapes = {{1, 1, 1},    {17, 31, 29}, {17, 31, 29},
+                                     {64, 64, 64}, {3, 257, 5},  {1, 1000, 7}};
+  const BatchRecord record =
+      matserve::testing::ExpectMultiplyBatchMatches(executor, shapes);
+  EXPECT_GT(record.compute, absl::ZeroDuration());
+  matserve::testing::ExpectTransposeBatchExact(executor, shapes);
+}
 
 }  // namespace
 }  // namespace matserve::engine

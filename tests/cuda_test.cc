@@ -16,11 +16,13 @@
 #include "client/reference.h"
 #include "kernels/kernels.h"
 #include "server/engine/cuda_executor.h"
+#include "tests/executor_util.h"
 #include "tests/test_util.h"
 
 namespace matserve {
 namespace {
 
+using matserve::testing::RunOne;
 using matserve::testing::Shape;
 
 #define ASSERT_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
@@ -453,17 +455,101 @@ TEST_F(GpuTest, ExecutorsRunAForcedVariant) {
   const Matrix b = RandomMatrix(s.k, s.n, rng);
   std::vector<float> c(uint64_t{s.m} * s.n, NAN);
   engine::Executor& executor = *(*executors)[0];
-  ASSERT_TRUE(executor
-                  .Run(engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
+  ASSERT_TRUE(
+      RunOne(executor, engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
                                           b.values.data(), c.data()})
-                  .ok());
+          .ok());
   matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
   std::vector<float> output(a.values.size(), NAN);
-  ASSERT_TRUE(
-      executor
-          .Run(engine::TransposeOp{s.m, s.k, a.values.data(), output.data()})
-          .ok());
+  ASSERT_TRUE(RunOne(executor, engine::TransposeOp{s.m, s.k, a.values.data(),
+                                                   output.data()})
+                  .ok());
   matserve::testing::ExpectExactTranspose(a, output);
+  // A forced variant runs a batch one launch at a time.
+  matserve::testing::ExpectMultiplyBatchMatches(
+      executor, {{17, 31, 29}, {17, 31, 29}, {130, 7, 129}});
+}
+
+// The executor's three ways to launch a multiply batch: one shape (strided),
+// small mixed shapes (the grouped table), and large shapes beside small ones
+// (strided per large shape, the small ones grouped).
+TEST_F(GpuTest, ExecutorBatchesMatchTheReference) {
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors({.streams_per_device = 1});
+  ASSERT_TRUE(executors.ok()) << executors.status();
+  engine::Executor& executor = *(*executors)[0];
+  const std::vector<std::vector<Shape>> batches = {
+      std::vector<Shape>(100, Shape{64, 64, 64}),
+      std::vector<Shape>(37, Shape{17, 31, 29}),
+      {{1, 1, 1},
+       {17, 31, 29},
+       {64, 64, 64},
+       {3, 257, 5},
+       {33, 1, 65},
+       {17, 31, 29},
+       {127, 131, 61},
+       {1, 1000, 7}},
+      {{300, 200, 129},
+       {17, 31, 29},
+       {300, 200, 129},
+       {1, 1, 1},
+       {513, 129, 257},
+       {64, 64, 64}},
+  };
+  for (const std::vector<Shape>& batch : batches) {
+    SCOPED_TRACE(::testing::Message()
+                 << batch.size() << " problems from " << batch[0]);
+    const engine::BatchRecord record =
+        matserve::testing::ExpectMultiplyBatchMatches(executor, batch);
+    EXPECT_GT(record.compute, absl::ZeroDuration());
+    EXPECT_GT(record.host_to_device, absl::ZeroDuration());
+    EXPECT_GT(record.device_to_host, absl::ZeroDuration());
+    EXPECT_GE(record.busy, record.compute);
+    uint64_t output_bytes = 0;
+    for (const Shape& s : batch) output_bytes += uint64_t{s.m} * s.n * 4;
+    EXPECT_EQ(record.device_to_host_bytes, output_bytes);
+  }
+}
+
+TEST_F(GpuTest, ExecutorTransposeBatchesAreExact) {
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors({.streams_per_device = 1});
+  ASSERT_TRUE(executors.ok()) << executors.status();
+  engine::Executor& executor = *(*executors)[0];
+  matserve::testing::ExpectTransposeBatchExact(
+      executor, std::vector<Shape>(50, Shape{64, 0, 64}));
+  matserve::testing::ExpectTransposeBatchExact(executor, {{1, 0, 1},
+                                                          {33, 0, 65},
+                                                          {1, 0, 4097},
+                                                          {33, 0, 65},
+                                                          {4097, 0, 1},
+                                                          {64, 0, 64},
+                                                          {257, 0, 129},
+                                                          {33, 0, 65}});
+}
+
+// A request over max_staged_bytes goes alone, copied without staging.
+TEST_F(GpuTest, ExecutorRunsALargeRequestUnstaged) {
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors(
+          {.streams_per_device = 1, .max_staged_bytes = 1024});
+  ASSERT_TRUE(executors.ok()) << executors.status();
+  engine::Executor& executor = *(*executors)[0];
+  const engine::BatchRecord record =
+      matserve::testing::ExpectMultiplyBatchMatches(executor,
+                                                    {{300, 200, 129}});
+  EXPECT_GT(record.compute, absl::ZeroDuration());
+  matserve::testing::ExpectTransposeBatchExact(executor, {{1000, 0, 3000}});
+  // Batches still stage, whatever the bound.
+  matserve::testing::ExpectMultiplyBatchMatches(
+      executor, {{300, 200, 129}, {300, 200, 129}, {5, 6, 7}});
+}
+
+TEST_F(GpuTest, ExecutorsRefuseADeviceThatIsNotVisible) {
+  absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
+      engine::MakeCudaExecutors({.devices = {4096}});
+  EXPECT_EQ(executors.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(executors.status().message(), ::testing::HasSubstr("4096"));
 }
 
 // Every executor (one per stream) computes right, one after another and reusing
@@ -481,19 +567,19 @@ TEST_F(GpuTest, EveryExecutorStreamMatchesTheReference) {
       const Matrix a = RandomMatrix(s.m, s.k, rng);
       const Matrix b = RandomMatrix(s.k, s.n, rng);
       std::vector<float> c(uint64_t{s.m} * s.n, NAN);
-      ASSERT_TRUE(executor
-                      ->Run(engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
+      ASSERT_TRUE(
+          RunOne(*executor, engine::MultiplyOp{s.m, s.k, s.n, a.values.data(),
                                                b.values.data(), c.data()})
-                      .ok());
+              .ok());
       matserve::testing::ExpectMatchesReference(c, ReferenceMultiply(a, b));
 
       const Matrix input =
           matserve::testing::MatrixWithSpecialValues(s.m, s.n, rng);
       std::vector<float> output(input.values.size(), NAN);
-      ASSERT_TRUE(executor
-                      ->Run(engine::TransposeOp{s.m, s.n, input.values.data(),
+      ASSERT_TRUE(
+          RunOne(*executor, engine::TransposeOp{s.m, s.n, input.values.data(),
                                                 output.data()})
-                      .ok());
+              .ok());
       matserve::testing::ExpectExactTranspose(input, output);
     }
   }

@@ -13,7 +13,8 @@ class CpuExecutor final : public Executor {
  public:
   // Eigen's GEMM spreads over OpenMP threads; one CpuExecutor therefore uses
   // every core.
-  absl::Status Run(const Op& op) override;
+  absl::Status Run(absl::Span<const Op> batch, BatchRecord& record) override;
+  int device() const override { return 0; }
   std::string Describe() const override;
 };
 

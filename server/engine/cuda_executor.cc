@@ -1,127 +1,408 @@
-// CudaExecutor: copies a job's inputs to reusable device buffers, runs the
-// kernel on its own stream, and copies the result back.
+// CudaExecutor: stages a batch's inputs through pinned memory in one transfer,
+// runs its launches on the executor's own stream, and copies the outputs back
+// in one transfer.
 #include "server/engine/cuda_executor.h"
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <tuple>
 #include <variant>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/types/span.h"
 #include "kernels/kernels.h"
 #include "server/engine/cuda_status.h"
 
 namespace matserve::engine {
 namespace {
 
-// A device allocation that only grows, so that a steady stream of requests
-// allocates nothing.
-class DeviceBuffer {
+// A host or device allocation that only grows, so that a steady stream of
+// batches allocates nothing.
+template <cudaError_t (*kAllocate)(void**, size_t),
+          cudaError_t (*kRelease)(void*)>
+class GrowingBuffer {
  public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { cudaFree(data_); }
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() { kRelease(data_); }
 
   // Makes room for `bytes`; the old contents are not kept. Call on the owning
   // device.
   absl::Status Reserve(uint64_t bytes) {
     if (bytes <= capacity_) return absl::OkStatus();
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaFree(data_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(kRelease(data_));
     data_ = nullptr;
     capacity_ = 0;
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMalloc(&data_, bytes));
+    MATSERVE_CUDA_RETURN_IF_ERROR(kAllocate(&data_, bytes));
     capacity_ = bytes;
     return absl::OkStatus();
   }
 
-  float* data() const { return static_cast<float*>(data_); }
+  float* floats() const { return static_cast<float*>(data_); }
 
  private:
   void* data_ = nullptr;
   uint64_t capacity_ = 0;
 };
 
-uint64_t Bytes(uint64_t rows, uint64_t cols) {
-  return rows * cols * sizeof(float);
+cudaError_t AllocateDevice(void** data, size_t bytes) {
+  return cudaMalloc(data, bytes);
 }
+cudaError_t AllocatePinned(void** data, size_t bytes) {
+  return cudaMallocHost(data, bytes);
+}
+using DeviceBuffer = GrowingBuffer<AllocateDevice, cudaFree>;
+using PinnedBuffer = GrowingBuffer<AllocatePinned, cudaFreeHost>;
+
+// Elements rounded up to whole 16-byte units, so that every matrix in a
+// staging buffer starts where 16-byte vector accesses are legal.
+uint64_t Padded(uint64_t floats) { return (floats + 3) / 4 * 4; }
+
+// A batch's matrices in the staging buffers, in floats from their starts, with
+// the ops ordered so that equal shapes sit together at equal strides.
+struct Layout {
+  struct Place {
+    size_t op;            // index into the batch
+    uint64_t input[2]{};  // A and B, or the transpose's input
+    uint64_t output = 0;  // C, or the transpose's output
+  };
+  std::vector<Place> places;  // in staging order
+  uint64_t input_floats = 0;
+  uint64_t output_floats = 0;
+};
+
+// The shape that decides which ops share a strided launch.
+std::tuple<uint32_t, uint32_t, uint32_t> Shape(const Op& op) {
+  if (const auto* m = std::get_if<MultiplyOp>(&op)) return {m->m, m->k, m->n};
+  const auto& t = std::get<TransposeOp>(op);
+  return {t.rows, t.cols, 0};
+}
+
+Layout Arrange(absl::Span<const Op> batch) {
+  Layout layout;
+  layout.places.resize(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) layout.places[i].op = i;
+  std::stable_sort(layout.places.begin(), layout.places.end(),
+                   [&](const Layout::Place& x, const Layout::Place& y) {
+                     return Shape(batch[x.op]) < Shape(batch[y.op]);
+                   });
+  for (Layout::Place& place : layout.places) {
+    const Op& op = batch[place.op];
+    if (const auto* m = std::get_if<MultiplyOp>(&op)) {
+      place.input[0] = layout.input_floats;
+      place.input[1] = place.input[0] + Padded(uint64_t{m->m} * m->k);
+      layout.input_floats = place.input[1] + Padded(uint64_t{m->k} * m->n);
+      place.output = layout.output_floats;
+      layout.output_floats += Padded(uint64_t{m->m} * m->n);
+    } else {
+      const auto& t = std::get<TransposeOp>(op);
+      place.input[0] = layout.input_floats;
+      layout.input_floats += Padded(uint64_t{t.rows} * t.cols);
+      place.output = layout.output_floats;
+      layout.output_floats += Padded(uint64_t{t.rows} * t.cols);
+    }
+  }
+  return layout;
+}
+
+// Problems from 128 x 128 up take the register-blocked kernel, which the
+// grouped launch's 64 x 64 tiles would not match.
+bool LargeProblem(const MultiplyOp& op) { return op.m >= 128 && op.n >= 128; }
+
+// CUDA events around a batch's copies and kernels.
+class BatchTimer {
+ public:
+  BatchTimer() {
+    for (cudaEvent_t& event : events_) cudaEventCreate(&event);
+  }
+  ~BatchTimer() {
+    for (cudaEvent_t event : events_) cudaEventDestroy(event);
+  }
+  BatchTimer(const BatchTimer&) = delete;
+  BatchTimer& operator=(const BatchTimer&) = delete;
+
+  enum Mark { kStart, kCopiedIn, kComputed, kCopiedOut, kMarks };
+  absl::Status Record(Mark mark, cudaStream_t stream) {
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_[mark], stream));
+    return absl::OkStatus();
+  }
+  // After the stream has synchronized.
+  absl::Duration Between(Mark from, Mark to) const {
+    float milliseconds = 0;
+    if (cudaEventElapsedTime(&milliseconds, events_[from], events_[to]) !=
+        cudaSuccess) {
+      return absl::ZeroDuration();
+    }
+    return absl::Microseconds(1000.0 * milliseconds);
+  }
+
+ private:
+  cudaEvent_t events_[kMarks]{};
+};
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(int device, int index, cudaStream_t stream,
-               std::string device_name, kernels::SgemmVariant sgemm_variant,
+  CudaExecutor(int device, int ordinal, int index, cudaStream_t stream,
+               std::string device_name, const CudaExecutorOptions& options,
+               kernels::SgemmVariant sgemm_variant,
                kernels::TransposeVariant transpose_variant)
       : device_(device),
+        ordinal_(ordinal),
         index_(index),
         stream_(stream),
         device_name_(std::move(device_name)),
+        max_staged_bytes_(options.max_staged_bytes),
         sgemm_variant_(sgemm_variant),
         transpose_variant_(transpose_variant) {}
   ~CudaExecutor() override {
-    cudaSetDevice(device_);
+    cudaSetDevice(ordinal_);
     cudaStreamDestroy(stream_);
   }
 
-  absl::Status Run(const Op& op) override {
-    MATSERVE_CUDA_RETURN_IF_ERROR(
-        cudaSetDevice(device_));  // current device is per thread
+  absl::Status Run(absl::Span<const Op> batch, BatchRecord& record) override {
+    // The current device is per thread.
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal_));
+    uint64_t bytes = 0;
+    for (const Op& op : batch) bytes += InputBytes(op) + OutputBytes(op);
+    const Layout layout = Arrange(batch);
+    const bool staged = batch.size() > 1 || bytes <= max_staged_bytes_;
+    absl::Time start;
     absl::Status enqueued =
-        std::visit([this](const auto& o) { return Enqueue(o); }, op);
+        staged ? Stage(batch, layout, start) : Unstaged(batch[0], start);
     // Synchronize even after a failed enqueue: nothing queued may outlive the
-    // job's memory.
+    // ops' memory.
     absl::Status finished =
         CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    return enqueued.ok() ? finished : enqueued;
+    record.busy = absl::Now() - start;
+    MATSERVE_RETURN_IF_ERROR(enqueued);
+    MATSERVE_RETURN_IF_ERROR(finished);
+    if (staged) Scatter(batch, layout);
+    record.host_to_device =
+        timer_.Between(BatchTimer::kStart, BatchTimer::kCopiedIn);
+    record.compute =
+        timer_.Between(BatchTimer::kCopiedIn, BatchTimer::kComputed);
+    record.device_to_host =
+        timer_.Between(BatchTimer::kComputed, BatchTimer::kCopiedOut);
+    for (const Op& op : batch) {
+      record.host_to_device_bytes += InputBytes(op);
+      record.device_to_host_bytes += OutputBytes(op);
+    }
+    return absl::OkStatus();
   }
 
+  int device() const override { return device_; }
+
   std::string Describe() const override {
-    return absl::StrCat("cuda:", device_, " (", device_name_, ") stream ",
+    return absl::StrCat("cuda:", ordinal_, " (", device_name_, ") stream ",
                         index_);
   }
 
  private:
-  absl::Status Enqueue(const MultiplyOp& op) {
-    const uint64_t a_bytes = Bytes(op.m, op.k);
-    const uint64_t b_bytes = Bytes(op.k, op.n);
-    const uint64_t c_bytes = Bytes(op.m, op.n);
-    MATSERVE_RETURN_IF_ERROR(a_.Reserve(a_bytes));
-    MATSERVE_RETURN_IF_ERROR(b_.Reserve(b_bytes));
-    MATSERVE_RETURN_IF_ERROR(c_.Reserve(c_bytes));
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        a_.data(), op.a, a_bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        b_.data(), op.b, b_bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(op.m, op.n, op.k, a_.data(),
-                                                 b_.data(), c_.data(), stream_,
-                                                 sgemm_variant_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        op.c, c_.data(), c_bytes, cudaMemcpyDeviceToHost, stream_));
+  // Gathers the inputs into pinned memory, copies them in one transfer, runs
+  // the batch's launches and copies every output back in one transfer.
+  // `start` is when the device got the batch's first work.
+  absl::Status Stage(absl::Span<const Op> batch, const Layout& layout,
+                     absl::Time& start) {
+    const uint64_t table_floats = Padded(
+        batch.size() * sizeof(kernels::GroupedGemmEntry) / sizeof(float));
+    const uint64_t input_bytes =
+        (layout.input_floats + table_floats) * sizeof(float);
+    const uint64_t output_bytes = layout.output_floats * sizeof(float);
+    MATSERVE_RETURN_IF_ERROR(pinned_in_.Reserve(input_bytes));
+    MATSERVE_RETURN_IF_ERROR(pinned_out_.Reserve(output_bytes));
+    MATSERVE_RETURN_IF_ERROR(device_in_.Reserve(input_bytes));
+    MATSERVE_RETURN_IF_ERROR(device_out_.Reserve(output_bytes));
+    float* host = pinned_in_.floats();
+    for (const Layout::Place& place : layout.places) {
+      const Op& op = batch[place.op];
+      if (const auto* m = std::get_if<MultiplyOp>(&op)) {
+        std::memcpy(host + place.input[0], m->a, MatrixBytes(m->m, m->k));
+        std::memcpy(host + place.input[1], m->b, MatrixBytes(m->k, m->n));
+      } else {
+        const auto& t = std::get<TransposeOp>(op);
+        std::memcpy(host + place.input[0], t.input,
+                    MatrixBytes(t.rows, t.cols));
+      }
+    }
+    // The grouped launch's problem table rides in the same transfer, after
+    // the matrices.
+    auto* table = reinterpret_cast<kernels::GroupedGemmEntry*>(
+        host + layout.input_floats);
+    const int64_t grouped_blocks = PlanGrouped(batch, layout, table);
+    start = absl::Now();
+    MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kStart, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(device_in_.floats(), host, input_bytes,
+                        cudaMemcpyHostToDevice, stream_));
+    MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kCopiedIn, stream_));
+    MATSERVE_RETURN_IF_ERROR(Launch(batch, layout, grouped_blocks));
+    MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kComputed, stream_));
+    MATSERVE_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(pinned_out_.floats(), device_out_.floats(),
+                        output_bytes, cudaMemcpyDeviceToHost, stream_));
+    return timer_.Record(BatchTimer::kCopiedOut, stream_);
+  }
+
+  // After the stream synchronized: each output to its own response.
+  void Scatter(absl::Span<const Op> batch, const Layout& layout) const {
+    const float* host = pinned_out_.floats();
+    for (const Layout::Place& place : layout.places) {
+      const Op& op = batch[place.op];
+      if (const auto* m = std::get_if<MultiplyOp>(&op)) {
+        std::memcpy(m->c, host + place.output, MatrixBytes(m->m, m->n));
+      } else {
+        const auto& t = std::get<TransposeOp>(op);
+        std::memcpy(t.output, host + place.output, MatrixBytes(t.rows, t.cols));
+      }
+    }
+  }
+
+  // Fills the device problem table for the batch's small multiplies of mixed
+  // shapes and returns the grouped launch's blocks; 0 when the batch needs no
+  // grouped launch.
+  int64_t PlanGrouped(absl::Span<const Op> batch, const Layout& layout,
+                      kernels::GroupedGemmEntry* table) {
+    grouped_.clear();
+    if (sgemm_variant_ != kernels::SgemmVariant::kAuto) return 0;
+    std::tuple<uint32_t, uint32_t, uint32_t> first_shape;
+    bool mixed = false;
+    for (const Layout::Place& place : layout.places) {
+      const auto* m = std::get_if<MultiplyOp>(&batch[place.op]);
+      if (m == nullptr || LargeProblem(*m)) continue;
+      if (grouped_.empty()) first_shape = Shape(*m);
+      mixed = mixed || Shape(*m) != first_shape;
+      grouped_.push_back(kernels::GemmProblem{
+          m->m, m->n, m->k, device_in_.floats() + place.input[0],
+          device_in_.floats() + place.input[1],
+          device_out_.floats() + place.output});
+    }
+    if (!mixed) {
+      grouped_.clear();  // one shape: the strided launch serves it better
+      return 0;
+    }
+    return kernels::PlanSgemmGrouped(grouped_.data(), grouped_.size(), table);
+  }
+
+  // Same-shape runs of the layout go to one strided launch each; the small
+  // multiplies of mixed shapes to one grouped launch (planned in the table).
+  absl::Status Launch(absl::Span<const Op> batch, const Layout& layout,
+                      int64_t grouped_blocks) {
+    if (!grouped_.empty()) {
+      if (grouped_blocks < 0) {
+        return absl::InternalError("the grouped launch's grid is too large");
+      }
+      MATSERVE_CUDA_RETURN_IF_ERROR(kernels::SgemmGrouped(
+          reinterpret_cast<const kernels::GroupedGemmEntry*>(
+              device_in_.floats() + layout.input_floats),
+          grouped_.size(), grouped_blocks, stream_));
+    }
+    for (size_t begin = 0; begin < layout.places.size();) {
+      const Op& op = batch[layout.places[begin].op];
+      size_t end = begin + 1;
+      while (end < layout.places.size() &&
+             Shape(batch[layout.places[end].op]) == Shape(op)) {
+        ++end;
+      }
+      const auto* m = std::get_if<MultiplyOp>(&op);
+      if (m == nullptr || grouped_.empty() || LargeProblem(*m)) {
+        MATSERVE_RETURN_IF_ERROR(
+            LaunchRun(op, layout.places[begin], end - begin));
+      }
+      begin = end;
+    }
     return absl::OkStatus();
   }
 
-  absl::Status Enqueue(const TransposeOp& op) {
-    const uint64_t bytes = Bytes(op.rows, op.cols);
-    MATSERVE_RETURN_IF_ERROR(a_.Reserve(bytes));
-    MATSERVE_RETURN_IF_ERROR(c_.Reserve(bytes));
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        a_.data(), op.input, bytes, cudaMemcpyHostToDevice, stream_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Transpose(
-        op.rows, op.cols, a_.data(), c_.data(), stream_, transpose_variant_));
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        op.output, c_.data(), bytes, cudaMemcpyDeviceToHost, stream_));
+  // `count` ops of `op`'s shape, laid out one after another from `first`.
+  absl::Status LaunchRun(const Op& op, const Layout::Place& first,
+                         size_t count) {
+    const float* in = device_in_.floats();
+    float* out = device_out_.floats();
+    if (const auto* m = std::get_if<MultiplyOp>(&op)) {
+      const int64_t in_stride =
+          Padded(uint64_t{m->m} * m->k) + Padded(uint64_t{m->k} * m->n);
+      const int64_t out_stride = Padded(uint64_t{m->m} * m->n);
+      if (count == 1 || sgemm_variant_ != kernels::SgemmVariant::kAuto) {
+        for (size_t i = 0; i < count; ++i) {
+          MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(
+              m->m, m->n, m->k, in + first.input[0] + i * in_stride,
+              in + first.input[1] + i * in_stride,
+              out + first.output + i * out_stride, stream_, sgemm_variant_));
+        }
+        return absl::OkStatus();
+      }
+      MATSERVE_CUDA_RETURN_IF_ERROR(kernels::SgemmStridedBatched(
+          m->m, m->n, m->k, in + first.input[0], in_stride, in + first.input[1],
+          in_stride, out + first.output, out_stride, count, stream_));
+      return absl::OkStatus();
+    }
+    const auto& t = std::get<TransposeOp>(op);
+    const int64_t stride = Padded(uint64_t{t.rows} * t.cols);
+    MATSERVE_CUDA_RETURN_IF_ERROR(kernels::TransposeStridedBatched(
+        t.rows, t.cols, in + first.input[0], stride, out + first.output, stride,
+        count, stream_, transpose_variant_));
     return absl::OkStatus();
   }
 
-  const int device_;
+  // A request too large to stage goes alone, copied straight from and to its
+  // pageable buffers.
+  absl::Status Unstaged(const Op& op, absl::Time& start) {
+    const uint64_t input_bytes = InputBytes(op);
+    const uint64_t output_bytes = OutputBytes(op);
+    MATSERVE_RETURN_IF_ERROR(device_in_.Reserve(input_bytes));
+    MATSERVE_RETURN_IF_ERROR(device_out_.Reserve(output_bytes));
+    float* in = device_in_.floats();
+    float* out = device_out_.floats();
+    start = absl::Now();
+    MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kStart, stream_));
+    if (const auto* m = std::get_if<MultiplyOp>(&op)) {
+      const uint64_t a_floats = uint64_t{m->m} * m->k;
+      MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+          in, m->a, MatrixBytes(m->m, m->k), cudaMemcpyHostToDevice, stream_));
+      MATSERVE_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(in + a_floats, m->b, MatrixBytes(m->k, m->n),
+                          cudaMemcpyHostToDevice, stream_));
+      MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kCopiedIn, stream_));
+      MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Sgemm(
+          m->m, m->n, m->k, in, in + a_floats, out, stream_, sgemm_variant_));
+      MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kComputed, stream_));
+      MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+          m->c, out, output_bytes, cudaMemcpyDeviceToHost, stream_));
+    } else {
+      const auto& t = std::get<TransposeOp>(op);
+      MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+          in, t.input, input_bytes, cudaMemcpyHostToDevice, stream_));
+      MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kCopiedIn, stream_));
+      MATSERVE_CUDA_RETURN_IF_ERROR(kernels::Transpose(
+          t.rows, t.cols, in, out, stream_, transpose_variant_));
+      MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kComputed, stream_));
+      MATSERVE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+          t.output, out, output_bytes, cudaMemcpyDeviceToHost, stream_));
+    }
+    return timer_.Record(BatchTimer::kCopiedOut, stream_);
+  }
+
+  const int device_;   // index among the executors' devices
+  const int ordinal_;  // the CUDA device ordinal
   const int index_;
   const cudaStream_t stream_;
   const std::string device_name_;
+  const uint64_t max_staged_bytes_;
   const kernels::SgemmVariant sgemm_variant_;
   const kernels::TransposeVariant transpose_variant_;
-  DeviceBuffer a_;  // A, or the transpose's input
-  DeviceBuffer b_;
-  DeviceBuffer c_;  // C, or the transpose's output
+  PinnedBuffer pinned_in_;  // the batch's inputs, and the grouped table
+  PinnedBuffer pinned_out_;
+  DeviceBuffer device_in_;
+  DeviceBuffer device_out_;
+  std::vector<kernels::GemmProblem> grouped_;  // this batch's grouped launch
+  BatchTimer timer_;
 };
 
 }  // namespace
@@ -161,18 +442,33 @@ absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
   absl::StatusOr<int> devices = CudaDeviceCount();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
   if (*devices == 0) return absl::UnavailableError("no CUDA device is visible");
+  std::vector<int> ordinals = options.devices;
+  if (ordinals.empty()) {
+    for (int ordinal = 0; ordinal < *devices; ++ordinal) {
+      ordinals.push_back(ordinal);
+    }
+  }
+  for (int ordinal : ordinals) {
+    if (ordinal < 0 || ordinal >= *devices) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device ", ordinal, " is not visible: this process sees ", *devices,
+          " CUDA device(s), 0 to ", *devices - 1));
+    }
+  }
   std::vector<std::unique_ptr<Executor>> executors;
-  for (int device = 0; device < *devices; ++device) {
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  for (int device = 0; device < static_cast<int>(ordinals.size()); ++device) {
+    const int ordinal = ordinals[device];
+    MATSERVE_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
     cudaDeviceProp properties;
-    MATSERVE_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, device));
+    MATSERVE_CUDA_RETURN_IF_ERROR(
+        cudaGetDeviceProperties(&properties, ordinal));
     for (int index = 0; index < options.streams_per_device; ++index) {
       cudaStream_t stream;
       MATSERVE_CUDA_RETURN_IF_ERROR(
           cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-      executors.push_back(
-          std::make_unique<CudaExecutor>(device, index, stream, properties.name,
-                                         sgemm_variant, transpose_variant));
+      executors.push_back(std::make_unique<CudaExecutor>(
+          device, ordinal, index, stream, properties.name, options,
+          sgemm_variant, transpose_variant));
     }
   }
   return executors;

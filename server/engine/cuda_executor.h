@@ -27,7 +27,14 @@ struct DeviceMemory {
 absl::StatusOr<DeviceMemory> CudaDeviceMemory(int device);
 
 struct CudaExecutorOptions {
+  // CUDA device ordinals to serve on; empty for every visible device. An
+  // executor's device() is its device's position in this list.
+  std::vector<int> devices = {};
   int streams_per_device = 4;
+  // Batches stage through pinned buffers that grow to what they need; a lone
+  // request over this many bytes (inputs and outputs) is copied straight from
+  // its own memory instead. The engine's max_batch_bytes bounds the rest.
+  uint64_t max_staged_bytes = uint64_t{64} << 20;
   // Kernel variants by name (kernels.h: "auto", "naive", "tiled",
   // "register_blocked"; "auto", "tiled", "wide"): anything but "auto" forces
   // that variant for every shape, for experiments.
@@ -35,9 +42,9 @@ struct CudaExecutorOptions {
   std::string transpose_variant = "auto";
 };
 
-// `streams_per_device` executors on every visible device, each with its own
-// stream and device buffers. INVALID_ARGUMENT for an unknown variant name,
-// UNAVAILABLE when no device is visible.
+// `streams_per_device` executors on each device, each with its own stream and
+// staging buffers. INVALID_ARGUMENT for an unknown variant name or a device
+// that is not visible, UNAVAILABLE when no device is visible.
 absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
     const CudaExecutorOptions& options);
 

@@ -1,11 +1,12 @@
-// Engine: the queue between the RPC handlers and the executors, and the worker
-// threads that drain it. The dynamic batcher will take this queue's place; the
-// contract of Submit stays.
+// Engine: the dynamic batcher between the RPC handlers and the executors. Jobs
+// queue per method; each executor has a worker thread that takes the waiting
+// jobs of one method as a batch and runs them together.
 #ifndef MATSERVE_SERVER_ENGINE_ENGINE_H_
 #define MATSERVE_SERVER_ENGINE_ENGINE_H_
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -13,20 +14,34 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "server/engine/executor.h"
 #include "server/engine/job.h"
+#include "server/engine/observer.h"
 
 namespace matserve::engine {
 
 struct EngineOptions {
-  // Jobs waiting for a worker; Submit refuses more with RESOURCE_EXHAUSTED.
-  size_t max_queued_jobs = 1024;
+  // Bounds on what waits for a worker; Submit refuses more with
+  // RESOURCE_EXHAUSTED. Bytes count inputs and outputs.
+  size_t max_queue_requests = 1024;
+  uint64_t max_queue_bytes = uint64_t{4} << 30;
+  // A batch closes at this many requests or bytes (inputs and outputs). A job
+  // over max_batch_bytes on its own runs alone.
+  size_t max_batch_size = 64;
+  uint64_t max_batch_bytes = uint64_t{64} << 20;
+  // How long a free worker may hold a batch open for company, counted from its
+  // oldest job's arrival, and only while another worker on the same device has
+  // work: when the device is idle a job starts at once. Zero: never wait.
+  absl::Duration max_queue_delay = absl::ZeroDuration();
+  // Hears of every batch; nullptr for none. Outlives the engine.
+  Observer* observer = nullptr;
 };
 
 class Engine {
  public:
   // Starts one worker thread per executor; the engine owns the executors.
-  // `executors` is not empty.
+  // `executors` is not empty; the options' sizes and bytes are >= 1.
   Engine(std::vector<std::unique_ptr<Executor>> executors,
          EngineOptions options);
   // Stops (see Stop) if that has not been done.
@@ -36,12 +51,15 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Queues `job`; never waits for compute. Any thread. On OK the engine owns
-  // the job and calls its `done` exactly once, on a worker thread: with the
-  // executor's status, or DEADLINE_EXCEEDED if the deadline passed while it
-  // waited. Otherwise (UNAVAILABLE once stopping, RESOURCE_EXHAUSTED when the
-  // queue is full) `done` is never called and the caller answers the request
-  // itself.
+  // the job and calls its `done` exactly once, on a worker thread: with its
+  // batch's status; DEADLINE_EXCEEDED if its deadline passed, or CANCELLED if
+  // the client gave up, before its batch started (it is then not computed).
+  // Otherwise (UNAVAILABLE once stopping, RESOURCE_EXHAUSTED when the queue is
+  // full) `done` is never called and the caller answers the request itself.
   absl::Status Submit(Job job);
+
+  // Jobs waiting for a worker now. Any thread.
+  size_t QueuedRequests() const;
 
   // Refuses new jobs, finishes every job already accepted, and joins the
   // workers. Any thread but a worker (so not from a `done` callback);
@@ -49,14 +67,42 @@ class Engine {
   void Stop();
 
  private:
+  struct Queued {
+    Job job;
+    uint64_t bytes;      // inputs and outputs
+    absl::Time arrival;  // the job's, or when it was queued
+  };
+  struct Batch {
+    std::vector<Job> jobs;
+    std::vector<Op> ops;
+    std::vector<absl::Duration> queue_waits;
+  };
+
   void WorkerLoop(Executor& executor);
+  // The method whose oldest job waited longest; a queue is not empty. mu_ held.
+  Method OldestQueue() const;
+  // When a free worker on `device` should stop holding `method`'s queue open
+  // for company, or InfinitePast() to close the batch now. mu_ held.
+  absl::Time HoldUntil(Method method, int device) const;
+  // Moves the front of `method`'s queue into `batch`, up to the batch bounds,
+  // and the jobs that must not be computed (deadline passed, cancelled) into
+  // `dropped` with their status. mu_ held.
+  void TakeBatch(Method method, absl::Time now, Batch& batch,
+                 std::vector<std::pair<Job, absl::Status>>& dropped);
+  void RunBatch(Executor& executor, Batch& batch);
 
   const EngineOptions options_;
+  NoObserver no_observer_;
+  Observer& observer_;
   const std::vector<std::unique_ptr<Executor>> executors_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable work_or_stop_;
-  std::deque<Job> queue_;  // guarded by mu_
-  bool stopping_ = false;  // guarded by mu_
+  // By Method; guarded by mu_.
+  std::deque<Queued> queues_[std::size(kMethods)];
+  uint64_t queued_bytes_[std::size(kMethods)] = {};
+  size_t queued_requests_ = 0;     // guarded by mu_
+  std::vector<int> busy_workers_;  // by device; guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
   std::vector<std::thread> workers_;
 };
 

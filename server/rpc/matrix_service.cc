@@ -30,26 +30,57 @@ float* ResultBuffer(v1::Matrix* matrix, uint32_t rows, uint32_t cols) {
   return reinterpret_cast<float*>(data->data());
 }
 
+// One call from its arrival to its answer, as the observer hears of it.
+struct Call {
+  Call(grpc::CallbackServerContext* context, engine::Observer* observer,
+       engine::Method method, uint64_t request_bytes)
+      : reactor(context->DefaultReactor()),
+        observer(observer),
+        method(method),
+        arrival(absl::Now()),
+        request_bytes(request_bytes) {
+    observer->RequestStarted(method);
+  }
+
+  // Reports the answer, then sends it. An error carries no response payload.
+  void Finish(const absl::Status& status, uint64_t response_bytes) const {
+    observer->RequestFinished(method, status.code(), absl::Now() - arrival,
+                              request_bytes, status.ok() ? response_bytes : 0);
+    reactor->Finish(ToGrpcStatus(status));
+  }
+
+  grpc::ServerUnaryReactor* reactor;
+  engine::Observer* observer;
+  engine::Method method;
+  absl::Time arrival;
+  uint64_t request_bytes;
+};
+
 // Hands `op` to the engine with a done callback that finishes the call; answers
 // at once if the request is invalid or the engine refuses it.
 grpc::ServerUnaryReactor* Dispatch(grpc::CallbackServerContext* context,
-                                   engine::Engine* engine,
+                                   engine::Engine* engine, const Call& call,
                                    absl::Status validation,
                                    absl::FunctionRef<engine::Op()> op) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (!validation.ok()) {
-    reactor->Finish(ToGrpcStatus(validation));
-    return reactor;
+    call.Finish(validation, 0);
+    return call.reactor;
   }
-  engine::Job job{op(), absl::FromChrono(context->deadline()),
-                  [reactor](absl::Status status) {
-                    reactor->Finish(ToGrpcStatus(status));
-                  }};
+  engine::Op computed = op();
+  const uint64_t response_bytes = engine::OutputBytes(computed);
+  engine::Job job{
+      .op = computed,
+      .deadline = absl::FromChrono(context->deadline()),
+      .arrival = call.arrival,
+      .cancelled = [context] { return context->IsCancelled(); },
+      .done = [call, response_bytes](
+                  absl::Status status) { call.Finish(status, response_bytes); },
+  };
   if (absl::Status submitted = engine->Submit(std::move(job));
       !submitted.ok()) {
-    reactor->Finish(ToGrpcStatus(submitted));
+    call.Finish(submitted, 0);
   }
-  return reactor;
+  return call.reactor;
 }
 
 }  // namespace
@@ -57,8 +88,11 @@ grpc::ServerUnaryReactor* Dispatch(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* MatrixService::Multiply(
     grpc::CallbackServerContext* context, const v1::MultiplyRequest* request,
     v1::MultiplyResponse* response) {
+  const Call call(
+      context, observer_, engine::Method::kMultiply,
+      request->a().data().size() + uint64_t{request->b().data().size()});
   return Dispatch(
-      context, engine_, ValidateMultiply(*request, limits_),
+      context, engine_, call, ValidateMultiply(*request, limits_),
       [&]() -> engine::Op {
         const v1::Matrix& a = request->a();
         const v1::Matrix& b = request->b();
@@ -72,7 +106,9 @@ grpc::ServerUnaryReactor* MatrixService::Multiply(
 grpc::ServerUnaryReactor* MatrixService::Transpose(
     grpc::CallbackServerContext* context, const v1::TransposeRequest* request,
     v1::TransposeResponse* response) {
-  return Dispatch(context, engine_, ValidateTranspose(*request, limits_),
+  const Call call(context, observer_, engine::Method::kTranspose,
+                  request->input().data().size());
+  return Dispatch(context, engine_, call, ValidateTranspose(*request, limits_),
                   [&]() -> engine::Op {
                     const v1::Matrix& input = request->input();
                     return engine::TransposeOp{

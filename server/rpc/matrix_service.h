@@ -5,15 +5,18 @@
 
 #include "matserve/v1/matrix_service.grpc.pb.h"
 #include "server/engine/engine.h"
+#include "server/engine/observer.h"
 #include "server/rpc/validation.h"
 
 namespace matserve::rpc {
 
 class MatrixService final : public v1::MatrixService::CallbackService {
  public:
-  // `engine` outlives this service and every call it accepted.
-  MatrixService(engine::Engine* engine, Limits limits)
-      : engine_(engine), limits_(limits) {}
+  // `engine` and `observer` outlive this service and every call it accepted.
+  // The observer hears of every call: its start, and its answer.
+  MatrixService(engine::Engine* engine, Limits limits,
+                engine::Observer* observer)
+      : engine_(engine), limits_(limits), observer_(observer) {}
 
   grpc::ServerUnaryReactor* Multiply(grpc::CallbackServerContext* context,
                                      const v1::MultiplyRequest* request,
@@ -25,6 +28,7 @@ class MatrixService final : public v1::MatrixService::CallbackService {
  private:
   engine::Engine* const engine_;
   const Limits limits_;
+  engine::Observer* const observer_;
 };
 
 }  // namespace matserve::rpc
