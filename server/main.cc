@@ -4,13 +4,16 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -22,6 +25,7 @@
 #include "server/engine/cpu_executor.h"
 #include "server/engine/cuda_executor.h"
 #include "server/engine/engine.h"
+#include "server/metrics/server_metrics.h"
 #include "server/rpc/matrix_service.h"
 #include "server/serving.h"
 
@@ -61,6 +65,9 @@ ABSL_FLAG(uint64_t, max_batch_bytes, uint64_t{64} << 20,
 ABSL_FLAG(int64_t, max_queue_delay_us, 0,
           "how long a free worker may hold a batch open for more requests "
           "while its GPU is busy with others; an idle GPU never waits");
+ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
+          "host:port of the Prometheus endpoint /metrics; port 0 picks a free "
+          "port (logged); empty: no metrics");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long calls in flight may take to finish "
           "before they are "
@@ -127,6 +134,41 @@ absl::StatusOr<engine::EngineOptions> BatcherOptions() {
   return options;
 }
 
+// What the metrics need to know of the server. The device labels are the
+// executors' devices: the CUDA ordinals served on (--devices, or every visible
+// GPU), or "cpu".
+metrics::MetricsOptions ServerMetricsOptions(
+    const std::vector<std::unique_ptr<engine::Executor>>& executors,
+    const std::vector<int>& ordinals,
+    const engine::EngineOptions& engine_options,
+    std::function<size_t()> queued_requests) {
+  metrics::MetricsOptions options{
+      .address = absl::GetFlag(FLAGS_metrics_address),
+      .version = MATSERVE_VERSION,
+      .max_batch_size = engine_options.max_batch_size,
+      .queue_capacity = engine_options.max_queue_requests,
+      .queued_requests = std::move(queued_requests)};
+  if (dynamic_cast<const engine::CpuExecutor*>(executors.front().get())) {
+    options.backend = "cpu";
+    options.devices = {"cpu"};
+    return options;
+  }
+  options.backend = "cuda";
+  int device_count = 0;
+  for (const auto& executor : executors) {
+    device_count = std::max(device_count, executor->device() + 1);
+  }
+  std::vector<int> device_ordinals;
+  for (int device = 0; device < device_count; ++device) {
+    device_ordinals.push_back(ordinals.empty() ? device : ordinals[device]);
+    options.devices.push_back(absl::StrCat(device_ordinals.back()));
+  }
+  options.device_memory = [device_ordinals](int device) {
+    return engine::CudaDeviceMemory(device_ordinals[device]);
+  };
+  return options;
+}
+
 // --devices as ordinals.
 absl::StatusOr<std::vector<int>> DeviceOrdinals() {
   std::vector<int> devices;
@@ -175,12 +217,42 @@ int Serve() {
   }
   const std::string backend_description = (*executors)[0]->Describe();
   const size_t workers = executors->size();
-  engine::NoObserver observer;
+  // The metrics hear from the engine and the service, so they are built
+  // first; their queue gauge reads the engine, so /metrics is served only
+  // once the engine exists and stops before it goes.
+  const engine::Engine* queue_source = nullptr;
+  std::unique_ptr<metrics::ServerMetrics> server_metrics;
+  if (!absl::GetFlag(FLAGS_metrics_address).empty()) {
+    server_metrics =
+        std::make_unique<metrics::ServerMetrics>(ServerMetricsOptions(
+            *executors, *devices, *engine_options,
+            [&queue_source] { return queue_source->QueuedRequests(); }));
+  }
+  engine::NoObserver no_observer;
+  engine::Observer* const observer =
+      server_metrics ? static_cast<engine::Observer*>(server_metrics.get())
+                     : &no_observer;
   engine::EngineOptions options = *engine_options;
-  options.observer = &observer;
+  options.observer = observer;
   engine::Engine engine(std::move(*executors), options);
+  queue_source = &engine;
+  // On every way out: the workers stop reporting before the metrics go, and
+  // no scrape reads the engine once it is gone.
+  const absl::Cleanup stop_engine_then_metrics = [&engine, &server_metrics] {
+    engine.Stop();
+    server_metrics.reset();
+  };
+  if (server_metrics != nullptr) {
+    const absl::Status listening = server_metrics->Listen();
+    if (!listening.ok()) {
+      Log(std::string(listening.message()));
+      return 1;
+    }
+    Log(absl::StrCat("metrics on http://", server_metrics->BoundAddress(),
+                     "/metrics"));
+  }
   rpc::MatrixService service(
-      &engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)}, &observer);
+      &engine, {.max_elements = absl::GetFlag(FLAGS_max_elements)}, observer);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

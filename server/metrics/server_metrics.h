@@ -30,11 +30,11 @@ struct MetricsOptions {
   // host:port of the HTTP endpoint (path /metrics); port 0 picks a free one.
   std::string address = "0.0.0.0:9464";
   // matserve_build_info{version, backend}: e.g. "0.1.0" and "cuda" or "cpu".
-  std::string version;
-  std::string backend;
+  std::string version = {};
+  std::string backend = {};
   // The `device` label of each device, indexed by BatchRecord::device: {"0",
   // "1"} for two GPUs, {"cpu"} on the CPU backend.
-  std::vector<std::string> devices;
+  std::vector<std::string> devices = {};
   // The engine's largest batch: matserve_batch_size's buckets run from 1 to it.
   size_t max_batch_size = 1;
   // The queue's bound, exported as matserve_queue_capacity_requests so that an
@@ -42,7 +42,7 @@ struct MetricsOptions {
   size_t queue_capacity = 0;
   // Requests waiting for compute now. Called at every scrape, on an HTTP
   // thread; required.
-  std::function<size_t()> queued_requests;
+  std::function<size_t()> queued_requests = nullptr;
   // A device's memory by index into `devices`, called at every scrape on an
   // HTTP thread. Empty: no memory gauges (the CPU backend). An error leaves
   // that device's gauges out of that scrape.
