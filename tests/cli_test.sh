@@ -4,7 +4,8 @@
 set -uo pipefail
 server_bin=$1 cli=$2
 log=$(mktemp)
-"$server_bin" --address=127.0.0.1:0 --backend=cpu --max_elements=1000000 >"$log" 2>&1 &
+"$server_bin" --address=127.0.0.1:0 --metrics_address=127.0.0.1:0 --backend=cpu \
+  --max_elements=1000000 >"$log" 2>&1 &
 server=$!
 trap 'kill -9 $server 2>/dev/null; rm -f "$log"' EXIT
 for _ in $(seq 300); do grep -q "serving on" "$log" && break; sleep 0.1; done

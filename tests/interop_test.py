@@ -41,7 +41,8 @@ class MatserveInterop(unittest.TestCase):
 
         cls.log = tempfile.NamedTemporaryFile(prefix="matserve-interop-", suffix=".log")
         cls.server = subprocess.Popen(
-            [ARGS.server, "--address=127.0.0.1:0", "--backend=cpu"],
+            [ARGS.server, "--address=127.0.0.1:0", "--backend=cpu",
+             "--metrics_address=127.0.0.1:0"],
             stdout=cls.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 60
         port = None

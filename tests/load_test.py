@@ -45,7 +45,8 @@ def start(binary, *flags):
 class Load(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.server, cls.server_log, cls.service = start(ARGS.server, "--backend=cpu")
+        cls.server, cls.server_log, cls.service = start(ARGS.server, "--backend=cpu",
+                                                        "--metrics_address=127.0.0.1:0")
         cls.echo, cls.echo_log, cls.floor = start(ARGS.echo)
 
     @classmethod

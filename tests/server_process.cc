@@ -34,7 +34,10 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(
   if (log_fd < 0) return absl::InternalError("mkstemp failed");
   close(log_fd);
 
-  std::vector<std::string> args = {ServerBinary(), "--address=127.0.0.1:0"};
+  // Metrics on a free port too, so that servers started side by side do not
+  // contend for the default :9464.
+  std::vector<std::string> args = {ServerBinary(), "--address=127.0.0.1:0",
+                                   "--metrics_address=127.0.0.1:0"};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
