@@ -33,7 +33,7 @@ def parse_args():
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--mixes", default="multiply:16x16x16,multiply:64x64x64,"
                         "multiply:256x256x256")
-    parser.add_argument("--levels", default="1,16,128,512")
+    parser.add_argument("--levels", default="1,16,128,256,512")
     parser.add_argument("--warmup", default="1s")
     parser.add_argument("--duration", default="3s")
     parser.add_argument("--channels", type=int, default=4)
