@@ -1,5 +1,5 @@
 // matserve-cli: sends one random Multiply or Transpose, checks the answer
-// locally, prints the time.
+// locally, prints the time; or checks the server's health (grpc.health.v1).
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +18,9 @@
 #include "client/matrix.h"
 #include "client/reference.h"
 
-ABSL_FLAG(std::string, target, "localhost:50051", "server address, host:port");
+ABSL_FLAG(std::string, target, "localhost:50051",
+          "server address: host:port, a list host:port,host:port (calls go "
+          "round-robin), or a gRPC target such as dns:///name:port");
 ABSL_FLAG(uint32_t, m, 512, "multiply: rows of A and C");
 ABSL_FLAG(uint32_t, k, 512, "multiply: cols of A, rows of B");
 ABSL_FLAG(uint32_t, n, 512, "multiply: cols of B and C");
@@ -28,15 +30,20 @@ ABSL_FLAG(absl::Duration, timeout, absl::Seconds(60), "deadline of the call");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random inputs");
 ABSL_FLAG(bool, verify, true,
           "check the answer against a local float64 reference");
+ABSL_FLAG(std::string, service, "",
+          "health: the service to ask about (\"\" for the server as a whole, "
+          "or matserve.v1.MatrixService)");
 
 namespace matserve {
 namespace {
 
 constexpr char kUsage[] =
     "matserve-cli multiply [--m M --k K --n N] | transpose [--rows R --cols C] "
-    " [--target "
-    "host:port]\nSends random matrices, checks the answer locally and prints "
-    "the time.";
+    "| health [--service=NAME] [--target=host:port]\n"
+    "multiply, transpose: sends random matrices, checks the answer locally "
+    "and prints the time.\n"
+    "health: exits 0 when the server (or --service) reports SERVING, 1 "
+    "otherwise.";
 
 int Fail(const absl::Status& status) {
   std::cerr << "matserve-cli: " << absl::StatusCodeToString(status.code())
@@ -97,6 +104,19 @@ int Transpose(const Client& client, std::mt19937_64& rng) {
   return exact ? 0 : 1;
 }
 
+int Health(const Client& client) {
+  const std::string service = absl::GetFlag(FLAGS_service);
+  if (absl::Status health =
+          client.CheckHealth(service, absl::GetFlag(FLAGS_timeout));
+      !health.ok()) {
+    return Fail(health);
+  }
+  std::cout << absl::GetFlag(FLAGS_target) << ": "
+            << (service.empty() ? "the server" : service) << " is SERVING"
+            << std::endl;
+  return 0;
+}
+
 }  // namespace
 }  // namespace matserve
 
@@ -104,13 +124,21 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(matserve::kUsage);
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   const std::string command = args.size() == 2 ? args[1] : "";
-  if (command != "multiply" && command != "transpose") {
+  if (command != "multiply" && command != "transpose" && command != "health") {
     std::cerr << matserve::kUsage << std::endl;
     return 2;
   }
-  const matserve::Client client =
+  absl::StatusOr<matserve::Client> client =
       matserve::Client::Connect(absl::GetFlag(FLAGS_target));
+  if (!client.ok()) {
+    std::cerr << "matserve-cli: --target=" << absl::GetFlag(FLAGS_target)
+              << ": " << client.status().message() << std::endl;
+    // A malformed target is a usage error; a name that does not resolve is
+    // a server that cannot be reached.
+    return client.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (command == "health") return matserve::Health(*client);
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
-  return command == "multiply" ? matserve::Multiply(client, rng)
-                               : matserve::Transpose(client, rng);
+  return command == "multiply" ? matserve::Multiply(*client, rng)
+                               : matserve::Transpose(*client, rng);
 }

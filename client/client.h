@@ -1,5 +1,6 @@
 // matserve::Client: Multiply and Transpose on Matrix values over gRPC, with a
-// deadline and a status. Shared by matserve-cli and matserve-load.
+// deadline and a status, and the channel that spreads calls over replicas.
+// Shared by matserve-cli and matserve-load.
 #ifndef MATSERVE_CLIENT_CLIENT_H_
 #define MATSERVE_CLIENT_CLIENT_H_
 
@@ -10,26 +11,50 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/matrix.h"
 #include "matserve/v1/matrix_service.grpc.pb.h"
+#include "stdprotos/health.grpc.pb.h"
 
 namespace matserve {
 
-// An insecure channel to `target` ("host:port") that takes messages up to
-// `max_message_bytes` (an 8192 x 8192 result is 256 MiB). Connects on the
-// first call. Channels made with `own_connection` never share a TCP
-// connection (HTTP/2 session) with another channel; otherwise gRPC shares one
-// between channels to the same target with the same arguments.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
-                                           int max_message_bytes = 1 << 30,
-                                           bool own_connection = false);
+// The gRPC target name for `target`, which is one of
+// - a gRPC target name, as it is: "host:port", "dns:///name:port" (every
+//   address the name resolves to, looked up again when a connection is lost),
+//   "ipv4:10.0.0.1:50051,10.0.0.2:50051", "ipv6:[::1]:50051", "unix:path";
+// - a comma-separated list "host:port,host:port,...", turned into one ipv4: or
+//   ipv6: target that holds every address of every entry (host names are
+//   looked up once, here; an entry's IPv4 addresses are taken where it has
+//   any, else its IPv6 ones).
+// INVALID_ARGUMENT for an empty entry, an entry without a port, or a list that
+// mixes IPv4 and IPv6 addresses (one target takes one family: use dns:///);
+// NOT_FOUND for a host name that does not resolve. The messages do not repeat
+// `target`.
+absl::StatusOr<std::string> ChannelTarget(absl::string_view target);
+
+// The service config of MakeChannel's channels (JSON): round_robin over every
+// address of the target, and MatrixService calls retried on UNAVAILABLE (a
+// replica that went away or is draining; the retry picks the next address).
+extern const char kServiceConfig[];
+
+// An insecure channel to ChannelTarget(target) with kServiceConfig, for
+// messages up to `max_message_bytes` each way (an 8192 x 8192 result is 256
+// MiB), which keeps every request it sends (at most `max_message_bytes`) until
+// the answer starts to arrive, so that the call can still be retried
+// elsewhere. Connects on the first call. Channels made with `own_connection`
+// never share a TCP connection (HTTP/2 session) with another channel;
+// otherwise gRPC shares one per address between channels with the same
+// arguments.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    absl::string_view target, int max_message_bytes = 1 << 30,
+    bool own_connection = false);
 
 class Client {
  public:
   // A client on MakeChannel(target, max_message_bytes).
-  static Client Connect(const std::string& target,
-                        int max_message_bytes = 1 << 30);
+  static absl::StatusOr<Client> Connect(absl::string_view target,
+                                        int max_message_bytes = 1 << 30);
   explicit Client(std::shared_ptr<grpc::Channel> channel);
 
   // a * b. The status is the server's (code and message) or the transport's.
@@ -41,8 +66,17 @@ class Client {
   absl::StatusOr<Matrix> Transpose(
       const Matrix& input, absl::Duration timeout = absl::Seconds(60)) const;
 
+  // The grpc.health.v1 check of `service` ("" for the server as a whole): OK
+  // when it is SERVING; UNAVAILABLE naming the status otherwise (NOT_SERVING
+  // while the server drains); the call's own status when the check fails
+  // (NOT_FOUND for a service the server does not know, UNAVAILABLE when
+  // nothing answers). Thread-safe.
+  absl::Status CheckHealth(absl::string_view service = "",
+                           absl::Duration timeout = absl::Seconds(5)) const;
+
  private:
   std::unique_ptr<v1::MatrixService::Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
 };
 
 // The wire form of `matrix` (float32, little-endian), and back. FromProto

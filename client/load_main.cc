@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "client/client.h"
 #include "client/load/mix.h"
 #include "client/load/options.h"
 #include "client/load/report.h"
@@ -27,9 +28,12 @@
 #include "client/load/workload.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051",
-          "host:port[,host:port...]: calls go round-robin over them");
+          "host:port[,host:port...] or a gRPC target (dns:///name:port, "
+          "ipv4:a:1,b:2): calls go round-robin over every address, and a call "
+          "whose server goes away is retried on the next");
 ABSL_FLAG(int, channels, 1,
-          "channels (each its own HTTP/2 connection) to every target");
+          "channels, each with a connection of its own to every address of "
+          "the target; calls take turns over them");
 ABSL_FLAG(int, concurrency, 1, "closed loop: calls in flight");
 ABSL_FLAG(std::string, concurrency_range, "",
           "closed loop sweep START:END[:FACTOR], e.g. 1:512:2 (one report row "
@@ -54,14 +58,17 @@ ABSL_FLAG(int, verify_every, 0,
           "wrong answer makes the exit status 1");
 ABSL_FLAG(std::string, output, "text", "report format: text, json or csv");
 ABSL_FLAG(std::string, floor_target, "",
-          "host:port[,...] of matserve-echo-server: runs every level there too "
-          "and reports floor_rps and fraction_of_floor");
+          "matserve-echo-server, as --target: runs every level there too and "
+          "reports floor_rps and fraction_of_floor");
 ABSL_FLAG(int64_t, max_message_bytes, int64_t{1} << 30,
           "largest request or response message, in bytes");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random inputs and arrivals");
 ABSL_FLAG(bool, progress, true, "a progress line on stderr every second");
 ABSL_FLAG(absl::Duration, connect_timeout, absl::Seconds(10),
           "how long to wait for every channel to connect");
+ABSL_FLAG(bool, check_config, false,
+          "check the flags and exit 0 without connecting (2 and a message for "
+          "a bad flag), e.g. to test a deployment's arguments");
 
 namespace matserve::load {
 namespace {
@@ -78,7 +85,7 @@ constexpr char kUsage[] =
 constexpr int64_t kMessageOverhead = 64;
 
 struct Config {
-  std::vector<std::string> targets, floor_targets;
+  std::string target, floor_target;  // ChannelTarget()s; no floor: empty
   int channels = 1;
   int max_message_bytes = 0;
   std::vector<Operation> mix;
@@ -101,19 +108,32 @@ absl::Status Invalid(absl::string_view message) {
   return absl::InvalidArgumentError(message);
 }
 
-// The flags, checked, as a Config.
+// The gRPC target for the value of --`flag_name`; its error names the flag.
+absl::StatusOr<std::string> TargetFlag(absl::string_view flag_name,
+                                       absl::string_view value) {
+  absl::StatusOr<std::string> target = ChannelTarget(value);
+  if (!target.ok()) {
+    return absl::Status(target.status().code(),
+                        absl::StrCat("--", flag_name, "=", value, ": ",
+                                     target.status().message()));
+  }
+  return target;
+}
+
+// The flags, checked, as a Config. INVALID_ARGUMENT for a bad flag, NOT_FOUND
+// for a host name in a --target list that does not resolve.
 absl::StatusOr<Config> ConfigFromFlags() {
   Config config;
-  absl::StatusOr<std::vector<std::string>> targets =
-      ParseTargets("target", absl::GetFlag(FLAGS_target));
-  if (!targets.ok()) return targets.status();
-  config.targets = *targets;
+  absl::StatusOr<std::string> target =
+      TargetFlag("target", absl::GetFlag(FLAGS_target));
+  if (!target.ok()) return target.status();
+  config.target = *target;
   if (const std::string floor = absl::GetFlag(FLAGS_floor_target);
       !floor.empty()) {
-    absl::StatusOr<std::vector<std::string>> floor_targets =
-        ParseTargets("floor_target", floor);
-    if (!floor_targets.ok()) return floor_targets.status();
-    config.floor_targets = *floor_targets;
+    absl::StatusOr<std::string> floor_target =
+        TargetFlag("floor_target", floor);
+    if (!floor_target.ok()) return floor_target.status();
+    config.floor_target = *floor_target;
   }
   config.channels = absl::GetFlag(FLAGS_channels);
   if (config.channels < 1) return Invalid("--channels must be at least 1");
@@ -212,8 +232,8 @@ absl::StatusOr<Config> ConfigFromFlags() {
 }
 
 absl::StatusOr<std::unique_ptr<LoadGenerator>> Connect(
-    const Config& config, const std::vector<std::string>& targets) {
-  return LoadGenerator::Connect(targets, config.channels,
+    const Config& config, const std::string& target) {
+  return LoadGenerator::Connect(target, config.channels,
                                 config.max_message_bytes,
                                 config.connect_timeout);
 }
@@ -223,15 +243,15 @@ int Run(const Config& config) {
   const Workload workload = Workload::Prepare(
       config.mix, config.run.verify_every > 0, config.run.seed);
   absl::StatusOr<std::unique_ptr<LoadGenerator>> service =
-      Connect(config, config.targets);
+      Connect(config, config.target);
   if (!service.ok()) {
     std::cerr << "matserve-load: " << service.status().message() << std::endl;
     return 1;
   }
   std::unique_ptr<LoadGenerator> floor;
-  if (!config.floor_targets.empty()) {
+  if (!config.floor_target.empty()) {
     absl::StatusOr<std::unique_ptr<LoadGenerator>> connected =
-        Connect(config, config.floor_targets);
+        Connect(config, config.floor_target);
     if (!connected.ok()) {
       std::cerr << "matserve-load: floor: " << connected.status().message()
                 << std::endl;
@@ -301,7 +321,10 @@ int main(int argc, char** argv) {
       matserve::load::ConfigFromFlags();
   if (!config.ok()) {
     std::cerr << "matserve-load: " << config.status().message() << std::endl;
-    return 2;
+    // A host that does not resolve is a target that cannot be reached (1);
+    // anything else is a bad flag.
+    return config.status().code() == absl::StatusCode::kNotFound ? 1 : 2;
   }
+  if (absl::GetFlag(FLAGS_check_config)) return 0;
   return matserve::load::Run(*config);
 }

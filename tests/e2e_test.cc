@@ -54,7 +54,7 @@ class EndToEnd : public ::testing::TestWithParam<std::string> {
     }
   }
 
-  Client client() const { return Client::Connect(server_->target()); }
+  Client client() const { return *Client::Connect(server_->target()); }
 
   // Sends `request` on the raw stub (no client-side checks) and returns the
   // status.

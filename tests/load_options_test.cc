@@ -1,5 +1,5 @@
-// matserve-load's parsers of --concurrency_range, --target, --output and
-// --arrival, good values and bad ones.
+// matserve-load's parsers of --concurrency_range, --output and --arrival, good
+// values and bad ones (--target is ChannelTarget's: client_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -42,19 +42,6 @@ TEST(ParseConcurrencyRange, BadRanges) {
     absl::StatusOr<std::vector<int>> levels = ParseConcurrencyRange(range);
     ASSERT_FALSE(levels.ok()) << range;
     EXPECT_THAT(levels.status().message(), HasSubstr(message)) << range;
-  }
-}
-
-TEST(ParseTargets, CommaSeparated) {
-  EXPECT_THAT(*ParseTargets("target", "a:1,b:2"), ElementsAre("a:1", "b:2"));
-  EXPECT_THAT(*ParseTargets("target", "localhost:50051"),
-              ElementsAre("localhost:50051"));
-  for (const std::string bad : {"", "a:1,", ",a:1", "a:1,,b:2"}) {
-    absl::StatusOr<std::vector<std::string>> targets =
-        ParseTargets("floor_target", bad);
-    ASSERT_FALSE(targets.ok()) << bad;
-    EXPECT_THAT(targets.status().message(),
-                HasSubstr("--floor_target=" + bad + ": an empty target"));
   }
 }
 

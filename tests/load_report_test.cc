@@ -20,6 +20,8 @@ LevelResult Measured() {
   result.requests = 1003;
   result.ok = 1000;
   result.errors = {{"DEADLINE_EXCEEDED", 2}, {"UNAVAILABLE", 1}};
+  result.ok_by_peer = {{"ipv4:10.0.0.1:50051", 600},
+                       {"ipv4:10.0.0.2:50051", 400}};
   result.throughput_rps = 500;
   result.gflops = 1.25;
   result.payload_gbps = 0.5;
@@ -38,7 +40,9 @@ TEST(FormatReport, JsonObjectWithEveryKey) {
       "{\"mode\": \"closed\", \"concurrency\": 16, \"rate\": null, \"mix\": "
       "\"multiply:64x64x64\", \"duration_s\": 2, \"requests\": 1003, \"ok\": "
       "1000, \"errors\": {\"DEADLINE_EXCEEDED\": 2, \"UNAVAILABLE\": 1}, "
-      "\"throughput_rps\": 500, \"gflops\": 1.25, \"payload_gbps\": 0.5, "
+      "\"ok_by_peer\": {\"ipv4:10.0.0.1:50051\": 600, "
+      "\"ipv4:10.0.0.2:50051\": 400}, \"throughput_rps\": 500, \"gflops\": "
+      "1.25, \"payload_gbps\": 0.5, "
       "\"latency_ms\": {\"p50\": 1, \"p90\": 2, \"p95\": 3, \"p99\": 4, "
       "\"p999\": 5, \"max\": 6.5}, \"verified\": 10, \"mismatches\": 1, "
       "\"verify_skipped\": 2, \"floor_rps\": 2000, \"fraction_of_floor\": "
@@ -52,7 +56,7 @@ TEST(FormatReport, JsonNullsWhereNothingApplies) {
       FormatReport({"transpose:8x8", {open}, false}, OutputFormat::kJson);
   EXPECT_THAT(json, HasSubstr("\"mode\": \"open\", \"concurrency\": null, "
                               "\"rate\": 250,"));
-  EXPECT_THAT(json, HasSubstr("\"errors\": {},"));
+  EXPECT_THAT(json, HasSubstr("\"errors\": {}, \"ok_by_peer\": {},"));
   EXPECT_THAT(json, HasSubstr("\"latency_ms\": {\"p50\": null, \"p90\": null, "
                               "\"p95\": null, \"p99\": null, \"p999\": null, "
                               "\"max\": null}"));
@@ -81,12 +85,13 @@ TEST(FormatReport, CsvHeaderAndRow) {
   EXPECT_EQ(
       FormatReport({"multiply:64x64x64,transpose:8x8:0.5", {Measured()}, false},
                    OutputFormat::kCsv),
-      "mode,concurrency,rate,mix,duration_s,requests,ok,errors,throughput_rps,"
-      "gflops,payload_gbps,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,"
-      "verified,mismatches,verify_skipped,floor_rps,fraction_of_floor\n"
+      "mode,concurrency,rate,mix,duration_s,requests,ok,errors,ok_by_peer,"
+      "throughput_rps,gflops,payload_gbps,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,"
+      "max_ms,verified,mismatches,verify_skipped,floor_rps,fraction_of_floor\n"
       "closed,16,,\"multiply:64x64x64,transpose:8x8:0.5\",2,1003,1000,"
-      "DEADLINE_EXCEEDED:2;UNAVAILABLE:1,500,1.25,0.5,1,2,3,4,5,6.5,10,1,2,"
-      "2000,0.25\n");
+      "DEADLINE_EXCEEDED:2;UNAVAILABLE:1,"
+      "ipv4:10.0.0.1:50051=600;ipv4:10.0.0.2:50051=400,500,1.25,0.5,1,2,3,4,"
+      "5,6.5,10,1,2,2000,0.25\n");
 }
 
 TEST(FormatReport, TextTableRowAndNotes) {
@@ -101,6 +106,9 @@ TEST(FormatReport, TextTableRowAndNotes) {
                               "UNAVAILABLE 1\n"));
   EXPECT_THAT(text, HasSubstr("concurrency 16: 2 answers due for a check went "
                               "unchecked"));
+  EXPECT_THAT(text, HasSubstr("concurrency 16: ok by server "
+                              "ipv4:10.0.0.1:50051 600, ipv4:10.0.0.2:50051 "
+                              "400\n"));
 }
 
 }  // namespace

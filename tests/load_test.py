@@ -174,14 +174,46 @@ class Load(unittest.TestCase):
         self.assertIn("wrong answer(s)", stderr)
 
     def test_targets_take_turns(self):
-        # Calls alternate between the two targets, so the echo server gets every other one.
+        # Each channel sends its calls round-robin over both addresses once it is connected to
+        # both, so the echo server answers about every other call (its connection may come up a
+        # moment after the first): exactly those answers are wrong.
         report, _ = self.json_report(
             "--target=%s,%s" % (self.service, self.floor), "--channels=3",
             "--mix=multiply:4x4x4", "--requests=100", "--warmup=0s", "--verify_every=1",
             status=1)
         self.assertEqual(report["verify_skipped"], 0)
         self.assertEqual(report["verified"], 100)
-        self.assertEqual(report["mismatches"], 50)
+        by_peer = report["ok_by_peer"]
+        self.assertEqual(sorted(by_peer), sorted(["ipv4:" + self.service, "ipv4:" + self.floor]))
+        self.assertEqual(report["mismatches"], by_peer["ipv4:" + self.floor])
+        self.assertEqual(by_peer["ipv4:" + self.service] + by_peer["ipv4:" + self.floor], 100)
+        self.assertGreaterEqual(by_peer["ipv4:" + self.floor], 20)
+        self.assertGreaterEqual(by_peer["ipv4:" + self.service], 20)
+
+    def test_grpc_target_names(self):
+        # A dns:/// name and an ipv4: address list go to gRPC as they are.
+        for target in ("dns:///localhost:" + self.service.split(":")[1],
+                       "ipv4:%s,%s" % (self.service, self.service)):
+            with self.subTest(target=target):
+                report, _ = self.json_report(
+                    "--target=" + target, "--mix=transpose:3x5", "--requests=20", "--warmup=0s",
+                    "--verify_every=1")
+                self.assertEqual(report["ok"], 20)
+                self.assertEqual(report["mismatches"], 0)
+                self.assertEqual(report["ok_by_peer"], {"ipv4:" + self.service: 20})
+
+    def test_check_config_connects_to_nothing(self):
+        run = self.load("--target=dns:///matserve-headless.matserve.svc:50051",
+                        "--mix=multiply:64x64x64", "--check_config")
+        self.assertEqual((run.returncode, run.stdout, run.stderr), (0, "", ""))
+        run = self.load("--target=127.0.0.1:1", "--mix=multiply:64", "--check_config")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("the shape must be MxKxN", run.stderr)
+
+    def test_list_with_a_name_that_does_not_resolve_exits_1(self):
+        run = self.load("--target=%s,matserve.invalid:1" % self.service)
+        self.assertEqual(run.returncode, 1)
+        self.assertIn('cannot resolve "matserve.invalid"', run.stderr)
 
     def test_floor_beside_the_service(self):
         report, _ = self.json_report(

@@ -1,4 +1,4 @@
-// The parsers of --concurrency_range, --target, --output and --arrival.
+// The parsers of --concurrency_range, --output and --arrival.
 #include "client/load/options.h"
 
 #include "absl/status/status.h"
@@ -39,20 +39,6 @@ absl::StatusOr<std::vector<int>> ParseConcurrencyRange(
     levels.push_back(static_cast<int>(level));
   }
   return levels;
-}
-
-absl::StatusOr<std::vector<std::string>> ParseTargets(
-    absl::string_view flag_name, absl::string_view targets) {
-  std::vector<std::string> parsed;
-  for (absl::string_view target : absl::StrSplit(targets, ',')) {
-    if (target.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", flag_name, "=", targets,
-          ": an empty target (expected host:port[,host:port...])"));
-    }
-    parsed.emplace_back(target);
-  }
-  return parsed;
 }
 
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view format) {

@@ -42,10 +42,6 @@ struct RunOptions {
 // left out): "1:512:2" is 1, 2, 4, ..., 512.
 absl::StatusOr<std::vector<int>> ParseConcurrencyRange(absl::string_view range);
 
-// "host:port[,host:port...]" for the flag `flag_name`.
-absl::StatusOr<std::vector<std::string>> ParseTargets(
-    absl::string_view flag_name, absl::string_view targets);
-
 absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view format);
 absl::StatusOr<Arrival> ParseArrival(absl::string_view arrival);
 

@@ -57,6 +57,10 @@ std::string JsonObject(const std::string& mix, const LevelResult& level) {
       level.errors, ", ", [](std::string* out, const auto& error) {
         absl::StrAppend(out, JsonString(error.first), ": ", error.second);
       });
+  std::string ok_by_peer = absl::StrJoin(
+      level.ok_by_peer, ", ", [](std::string* out, const auto& peer) {
+        absl::StrAppend(out, JsonString(peer.first), ": ", peer.second);
+      });
   std::string latency = absl::StrJoin(
       kLatencies, ", ", [&](std::string* out, const LatencyField& field) {
         absl::StrAppend(out, JsonString(field.key), ": ",
@@ -70,7 +74,7 @@ std::string JsonObject(const std::string& mix, const LevelResult& level) {
       ", \"mix\": ", JsonString(mix),
       ", \"duration_s\": ", JsonNumber(level.seconds),
       ", \"requests\": ", level.requests, ", \"ok\": ", level.ok,
-      ", \"errors\": {", errors, "}",
+      ", \"errors\": {", errors, "}", ", \"ok_by_peer\": {", ok_by_peer, "}",
       ", \"throughput_rps\": ", JsonNumber(level.throughput_rps),
       ", \"gflops\": ", JsonNumber(level.gflops),
       ", \"payload_gbps\": ", JsonNumber(level.payload_gbps),
@@ -112,7 +116,8 @@ std::string CsvField(const std::string& text) {
 
 std::string Csv(const Report& report) {
   std::string csv =
-      "mode,concurrency,rate,mix,duration_s,requests,ok,errors,throughput_rps,"
+      "mode,concurrency,rate,mix,duration_s,requests,ok,errors,ok_by_peer,"
+      "throughput_rps,"
       "gflops,payload_gbps,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,verified,"
       "mismatches,verify_skipped,floor_rps,fraction_of_floor\n";
   for (const LevelResult& level : report.levels) {
@@ -126,6 +131,7 @@ std::string Csv(const Report& report) {
         absl::StrCat(level.requests),
         absl::StrCat(level.ok),
         absl::StrJoin(level.errors, ";", absl::PairFormatter(":")),
+        absl::StrJoin(level.ok_by_peer, ";", absl::PairFormatter("=")),
         CsvNumber(level.throughput_rps),
         CsvNumber(level.gflops),
         CsvNumber(level.payload_gbps)};
@@ -181,6 +187,12 @@ std::string Text(const Report& report) {
       absl::StrAppend(
           &notes, name, ": errors ",
           absl::StrJoin(level.errors, ", ", absl::PairFormatter(" ")), "\n");
+    }
+    if (level.ok_by_peer.size() > 1) {
+      absl::StrAppend(
+          &notes, name, ": ok by server ",
+          absl::StrJoin(level.ok_by_peer, ", ", absl::PairFormatter(" ")),
+          "\n");
     }
     if (level.verify_skipped > 0) {
       absl::StrAppend(&notes, name, ": ", level.verify_skipped,

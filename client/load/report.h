@@ -18,7 +18,8 @@ struct Report {
 
 // JSON keys (CSV columns alike, with the latencies as p50_ms, ...): mode
 // ("closed" or "open"), concurrency, rate, mix, duration_s (the measured
-// window), requests, ok, errors (status name -> calls), throughput_rps,
+// window), requests, ok, errors (status name -> calls), ok_by_peer (server
+// address -> OK calls; CSV: address=calls;...), throughput_rps,
 // gflops, payload_gbps, latency_ms (p50, p90, p95, p99, p999, max), verified,
 // mismatches, verify_skipped, floor_rps, fraction_of_floor. null (CSV: empty)
 // where a value does not apply: no floor, no OK call to take latencies of.

@@ -77,6 +77,7 @@ class LevelRun {
     double flops ABSL_GUARDED_BY(mu) = 0;
     double payload_bytes ABSL_GUARDED_BY(mu) = 0;
     int64_t last_completion_ns ABSL_GUARDED_BY(mu) = 0;
+    std::map<std::string, int64_t> ok_by_peer ABSL_GUARDED_BY(mu);
   };
   static constexpr int kShards = 16;
 
@@ -229,6 +230,7 @@ void LevelRun::Record(const Call& call, const grpc::Status& status,
     shard.flops += call.op->op.Flops();
     shard.payload_bytes +=
         call.op->op.RequestBytes() + call.op->op.ResponseBytes();
+    ++shard.ok_by_peer[call.context.peer()];
   } else {
     ++shard.errors[status.error_code()];
   }
@@ -274,6 +276,9 @@ LevelResult LevelRun::Collect() {
           static_cast<absl::StatusCode>(code))] += calls;
       result.requests += calls;
     }
+    for (const auto& [peer, calls] : shard.ok_by_peer) {
+      result.ok_by_peer[peer] += calls;
+    }
     flops += shard.flops;
     payload_bytes += shard.payload_bytes;
     last_completion_ns = std::max(last_completion_ns, shard.last_completion_ns);
@@ -306,21 +311,20 @@ LevelResult LevelRun::Collect() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LoadGenerator>> LoadGenerator::Connect(
-    const std::vector<std::string>& targets, int channels_per_target,
-    int max_message_bytes, absl::Duration connect_timeout) {
+    const std::string& target, int channels, int max_message_bytes,
+    absl::Duration connect_timeout) {
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
   const auto deadline = absl::ToChronoTime(absl::Now() + connect_timeout);
-  for (int i = 0; i < channels_per_target; ++i) {
-    for (const std::string& target : targets) {  // interleaved: round-robin
-      std::shared_ptr<grpc::Channel> channel =
-          MakeChannel(target, max_message_bytes, /*own_connection=*/true);
-      if (!channel->WaitForConnected(deadline)) {
-        return absl::UnavailableError(
-            absl::StrCat("cannot connect to ", target, " within ",
-                         absl::FormatDuration(connect_timeout)));
-      }
-      stubs.push_back(std::make_unique<grpc::GenericStub>(std::move(channel)));
+  for (int i = 0; i < channels; ++i) {
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        MakeChannel(target, max_message_bytes, /*own_connection=*/true);
+    if (!channel.ok()) return channel.status();
+    if (!(*channel)->WaitForConnected(deadline)) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot connect to ", target, " within ",
+                       absl::FormatDuration(connect_timeout)));
     }
+    stubs.push_back(std::make_unique<grpc::GenericStub>(*std::move(channel)));
   }
   return std::unique_ptr<LoadGenerator>(new LoadGenerator(std::move(stubs)));
 }

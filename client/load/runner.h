@@ -30,9 +30,12 @@ struct LevelResult {
   int64_t requests = 0;
   int64_t ok = 0;
   std::map<std::string, int64_t> errors;  // status code name -> calls
-  double throughput_rps = 0;              // OK answers per second
-  double gflops = 0;                      // of the OK multiplies
-  double payload_gbps = 0;  // matrix data of the OK calls, both ways, 1e9 B/s
+  // The OK calls by the server that answered them (gRPC's peer address,
+  // "ipv4:10.0.0.1:50051"), as round_robin spread them.
+  std::map<std::string, int64_t> ok_by_peer;
+  double throughput_rps = 0;  // OK answers per second
+  double gflops = 0;          // of the OK multiplies
+  double payload_gbps = 0;    // matrix data of the OK calls, both ways, 1e9 B/s
   std::optional<LatencySummary> latency;  // of the OK calls
   // Every --verify_every-th OK answer of the level, the warmup's included, is
   // checked.
@@ -45,12 +48,14 @@ struct LevelResult {
 
 class LoadGenerator {
  public:
-  // `channels_per_target` channels to every target, each on a connection of
-  // its own; waits up to `connect_timeout` for every one to connect. Calls go
-  // round-robin over the channels, and so over the targets.
+  // `channels` channels (MakeChannel) to `target`, each with connections of
+  // its own to every address the target has; waits up to `connect_timeout`
+  // for every channel to connect (to one address at least). Calls take turns
+  // over the channels, and each channel sends them round-robin over the
+  // addresses, retrying UNAVAILABLE on the next one.
   static absl::StatusOr<std::unique_ptr<LoadGenerator>> Connect(
-      const std::vector<std::string>& targets, int channels_per_target,
-      int max_message_bytes, absl::Duration connect_timeout);
+      const std::string& target, int channels, int max_message_bytes,
+      absl::Duration connect_timeout);
 
   // Runs `level` of `workload` (prepared verifiable if options.verify_every >
   // 0) and returns what it measured. Progress lines on stderr start with
