@@ -23,8 +23,7 @@ double FromBits(uint64_t bits) {
 }  // namespace
 
 ShardedCells::ShardedCells(size_t width)
-    : width_(width),
-      lines_per_shard_((width + kCellsPerLine - 1) / kCellsPerLine),
+    : lines_per_shard_((width + kCellsPerLine - 1) / kCellsPerLine),
       lines_(std::make_unique<Line[]>(kShards * lines_per_shard_)) {}
 
 void ShardedCells::AddDouble(size_t index, double delta) {

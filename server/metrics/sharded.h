@@ -49,8 +49,6 @@ class ShardedCells {
   uint64_t Sum(size_t index) const;
   double SumDouble(size_t index) const;
 
-  size_t width() const { return width_; }
-
  private:
   static constexpr size_t kCellsPerLine = 8;
   struct alignas(64) Line {
@@ -62,7 +60,6 @@ class ShardedCells {
         .cells[index % kCellsPerLine];
   }
 
-  size_t width_;
   size_t lines_per_shard_;
   std::unique_ptr<Line[]> lines_;
 };
