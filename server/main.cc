@@ -3,13 +3,16 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -18,8 +21,10 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/engine/cpu_executor.h"
@@ -72,6 +77,9 @@ ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(30),
           "on SIGTERM/SIGINT, how long calls in flight may take to finish "
           "before they are "
           "cancelled");
+ABSL_FLAG(bool, check_config, false,
+          "check every flag, then exit 0 without starting anything (2 and a "
+          "message for a bad one); for testing a deployment's arguments");
 
 namespace matserve {
 namespace {
@@ -80,17 +88,10 @@ void Log(const std::string& line) {
   std::cerr << "matserve-server: " << line << std::endl;
 }
 
-// The executors for --backend, and a line that says what was chosen and why.
+// The executors for --backend (checked), and a line that says what was chosen
+// and why.
 absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> MakeExecutors(
     const std::string& backend, const engine::CudaExecutorOptions& cuda) {
-  if (backend != "auto" && backend != "cuda" && backend != "cpu") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--backend=", backend, ": expected auto, cuda or cpu"));
-  }
-  if (cuda.streams_per_device < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--streams=", cuda.streams_per_device, ": must be >= 1"));
-  }
   bool use_cuda = backend == "cuda";
   if (backend == "auto") {
     absl::StatusOr<int> devices = engine::CudaDeviceCount();
@@ -183,25 +184,97 @@ absl::StatusOr<std::vector<int>> DeviceOrdinals() {
   return devices;
 }
 
-int Serve() {
-  StopSignals stop_signals;  // before any thread starts
-  const absl::StatusOr<int> max_message_bytes =
-      MessageLimit(absl::GetFlag(FLAGS_max_message_bytes));
-  if (!max_message_bytes.ok()) {
-    Log(std::string(max_message_bytes.status().message()));
-    return 2;
+// `value` of --`flag` as a listening address: "host:port" with a port in
+// [0, 65535] (0 picks one), or for gRPC (`unix_ok`) "unix:PATH".
+absl::Status CheckListenAddress(absl::string_view flag, absl::string_view value,
+                                bool unix_ok) {
+  if (unix_ok && absl::StartsWith(value, "unix:")) return absl::OkStatus();
+  const size_t colon = value.rfind(':');
+  int port = -1;
+  if (colon == absl::string_view::npos || colon == 0 ||
+      !absl::SimpleAtoi(value.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, "=", value,
+                     ": expected host:port with a port in [0, 65535]",
+                     unix_ok ? " or unix:PATH" : ""));
+  }
+  return absl::OkStatus();
+}
+
+// Every check of the flags that needs no device, no port and no thread: what
+// --check_config runs, and what Serve() runs before it starts anything.
+// INVALID_ARGUMENT naming the flag.
+absl::Status CheckFlags() {
+  if (absl::Status address = CheckListenAddress(
+          "address", absl::GetFlag(FLAGS_address), /*unix_ok=*/true);
+      !address.ok()) {
+    return address;
+  }
+  if (const std::string metrics = absl::GetFlag(FLAGS_metrics_address);
+      !metrics.empty()) {
+    if (absl::Status address =
+            CheckListenAddress("metrics_address", metrics, /*unix_ok=*/false);
+        !address.ok()) {
+      return address;
+    }
+  }
+  const std::string backend = absl::GetFlag(FLAGS_backend);
+  if (backend != "auto" && backend != "cuda" && backend != "cpu") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--backend=", backend, ": expected auto, cuda or cpu"));
+  }
+  if (absl::GetFlag(FLAGS_streams) < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--streams=", absl::GetFlag(FLAGS_streams), ": must be >= 1"));
+  }
+  // The names kernels/kernels.h gives its variants (main cannot include it:
+  // it is CUDA's); the CUDA backend checks them again when it starts.
+  for (const auto& [flag, value, names] :
+       {std::tuple<const char*, std::string, std::vector<absl::string_view>>{
+            "sgemm_variant",
+            absl::GetFlag(FLAGS_sgemm_variant),
+            {"auto", "naive", "tiled", "register_blocked"}},
+        {"transpose_variant",
+         absl::GetFlag(FLAGS_transpose_variant),
+         {"auto", "tiled", "wide"}}}) {
+    if (std::find(names.begin(), names.end(), value) == names.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", value, ": expected ", absl::StrJoin(names, ", ")));
+    }
+  }
+  if (absl::StatusOr<int> limit =
+          MessageLimit(absl::GetFlag(FLAGS_max_message_bytes));
+      !limit.ok()) {
+    return limit.status();
   }
   if (absl::GetFlag(FLAGS_max_elements) < 1) {
-    Log("--max_elements must be at least 1");
+    return absl::InvalidArgumentError("--max_elements must be at least 1");
+  }
+  if (absl::StatusOr<engine::EngineOptions> batcher = BatcherOptions();
+      !batcher.ok()) {
+    return batcher.status();
+  }
+  if (absl::StatusOr<std::vector<int>> devices = DeviceOrdinals();
+      !devices.ok()) {
+    return devices.status();
+  }
+  if (absl::GetFlag(FLAGS_shutdown_grace) < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--shutdown_grace must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+int Serve() {
+  StopSignals stop_signals;  // before any thread starts
+  if (absl::Status flags = CheckFlags(); !flags.ok()) {
+    Log(std::string(flags.message()));
     return 2;
   }
+  const absl::StatusOr<int> max_message_bytes =
+      MessageLimit(absl::GetFlag(FLAGS_max_message_bytes));
   const absl::StatusOr<engine::EngineOptions> engine_options = BatcherOptions();
   const absl::StatusOr<std::vector<int>> devices = DeviceOrdinals();
-  if (!engine_options.ok() || !devices.ok()) {
-    Log(std::string(engine_options.ok() ? devices.status().message()
-                                        : engine_options.status().message()));
-    return 2;
-  }
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       MakeExecutors(
           absl::GetFlag(FLAGS_backend),
@@ -283,12 +356,38 @@ int Serve() {
   return 0;
 }
 
+// Abseil's parser exits with status 1 on an unknown flag or a value of the
+// wrong type; an exit while it parses leaves with 2 instead, the status of
+// every other bad flag, so that a deployment's arguments fail one way.
+bool parsing_flags = false;
+void ExitTwoWhileParsingFlags() {
+  if (!parsing_flags) return;
+  std::cerr.flush();
+  _exit(2);
+}
+
 }  // namespace
 }  // namespace matserve
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "matserve-server: the matserve gRPC matrix service");
-  absl::ParseCommandLine(argc, argv);
+  std::atexit(matserve::ExitTwoWhileParsingFlags);
+  matserve::parsing_flags = true;
+  const std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  matserve::parsing_flags = false;
+  if (args.size() > 1) {
+    std::cerr << "matserve-server: unexpected argument \"" << args[1]
+              << "\" (every setting is a --flag)" << std::endl;
+    return 2;
+  }
+  if (absl::GetFlag(FLAGS_check_config)) {
+    const absl::Status flags = matserve::CheckFlags();
+    if (!flags.ok()) {
+      std::cerr << "matserve-server: " << flags.message() << std::endl;
+      return 2;
+    }
+    return 0;
+  }
   return matserve::Serve();
 }
