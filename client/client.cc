@@ -158,14 +158,13 @@ absl::StatusOr<std::string> ChannelTarget(absl::string_view target) {
 // engine refuses new work) is sent again after a backoff of 50 ms, then 100,
 // 200 and 400 ms (gRPC adds +-20% jitter); round_robin gives each attempt the
 // next ready address, and a broken connection has left the ready set by
-// then. Multiply
-// and Transpose have no side effects, so a call that may have run on the lost
-// replica is safe to repeat. 5 attempts is gRPC's cap. Nothing else is
-// retried: RESOURCE_EXHAUSTED says the service is overloaded, where retries
-// would add load, and the other codes would come back the same. There is no
-// retryThrottling: its token bucket stops retries once failures spend half
-// of its tokens, which is just when a replica with many calls in flight goes
-// away; the cap on attempts bounds the extra load instead.
+// then. Multiply and Transpose have no side effects, so a call that may have
+// run on the lost replica is safe to repeat. 5 attempts is gRPC's cap. Nothing
+// else is retried: RESOURCE_EXHAUSTED says the service is overloaded, where
+// retries would add load, and the other codes would come back the same. There
+// is no retryThrottling: its token bucket stops retries once failures spend
+// half of its tokens, which is just when a replica with many calls in flight
+// goes away; the cap on attempts bounds the extra load instead.
 const char kServiceConfig[] = R"json({
   "loadBalancingConfig": [{"round_robin": {}}],
   "methodConfig": [{
@@ -193,8 +192,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
   arguments.SetInt(GRPC_ARG_ENABLE_RETRIES, 1);
   // A call stays retryable while gRPC holds everything it sent; past this
   // many bytes it is committed to its first replica. gRPC's default, 256 KiB,
-  // is less than one 256 x 256 operand, so a replica killed mid-call would
-  // lose every larger request. The buffer holds references to the request's
+  // is one 256 x 256 operand, so a replica killed mid-call would lose any
+  // larger request. The buffer holds references to the request's
   // serialized slices, not a copy; what it costs is that a request stays in
   // memory until its answer starts to arrive instead of until it is written,
   // at most one request (max_message_bytes) per call in flight.
