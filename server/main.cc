@@ -67,9 +67,10 @@ ABSL_FLAG(uint64_t, max_batch_size, 64,
 ABSL_FLAG(uint64_t, max_batch_bytes, uint64_t{64} << 20,
           "most bytes (inputs and outputs) in one batch; a larger request "
           "runs alone, copied without staging");
-ABSL_FLAG(int64_t, max_queue_delay_us, 0,
+ABSL_FLAG(int64_t, max_queue_delay_us, 1000,
           "how long a free worker may hold a batch open for more requests "
-          "while its GPU is busy with others; an idle GPU never waits");
+          "while another worker on its GPU is busy; it stops holding once "
+          "the GPU idles, so a lone request never waits");
 ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
           "host:port of the Prometheus endpoint /metrics; port 0 picks a free "
           "port (logged); empty: no metrics");

@@ -330,6 +330,25 @@ TEST(Engine, WhileTheDeviceIsBusyAFreeWorkerHoldsTheBatchForItsDelay) {
   ExpectAllOk(results.WaitFor(3), 3);
 }
 
+TEST(Engine, AHeldBatchStartsAsSoonAsTheDeviceIdles) {
+  Recorder recorder;
+  Engine engine(Fakes(&recorder, 2), {.max_queue_delay = absl::Seconds(30)});
+  std::vector<Buffers> buffers(2);
+  Results results;
+  recorder.HoldBatchesWith(buffers[0].input);
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
+  recorder.WaitUntilHolding();
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(recorder.sizes().size(), 1u);  // job 1 is held for company
+  const absl::Time released = absl::Now();
+  recorder.Release();
+  ExpectAllOk(results.WaitFor(2), 2);
+  EXPECT_LT(absl::Now() - released, absl::Seconds(5));
+}
+
 TEST(Engine, AHeldBatchClosesAsSoonAsItIsFull) {
   Recorder recorder;
   Engine engine(Fakes(&recorder, 2),

@@ -7,11 +7,12 @@ same bytes through gRPC, no compute). For each workload and concurrency it runs 
 against each (answers checked every 20th) and, from the servers' /metrics and /proc, works out
 per request: device-busy time (matserve_device_busy_seconds_total), server CPU time (utime +
 stime) and the mean batch size (matserve_batch_size). Then multiply 4096^3 at concurrency 1 end
-to end against (floor + kernel time, from matserve_compute_duration_seconds). Writes
+to end against (floor + kernel time, from matserve_compute_duration_seconds); kernel time per
+request also has a column of its own. Writes
 batching_bench.md and batching_bench.csv into OUT_DIR, with the servers' and loads' logs.
 
 Here, first:  cmake --build build && tools/pack_gpu.sh   (fills .device/)
-There:        python3 tools/batching_bench.py "$OUT"      (about 4 minutes)
+There:        python3 tools/batching_bench.py "$OUT"      (about 6 minutes)
 """
 
 import argparse
@@ -35,7 +36,7 @@ def parse_args():
                         "multiply:256x256x256")
     parser.add_argument("--levels", default="1,16,128,256,512")
     parser.add_argument("--warmup", default="1s")
-    parser.add_argument("--duration", default="3s")
+    parser.add_argument("--duration", default="5s")
     parser.add_argument("--channels", type=int, default=4)
     parser.add_argument("--large", default="multiply:4096x4096x4096",
                         help="the end-to-end workload at concurrency 1; empty to skip")
@@ -143,6 +144,8 @@ def measure(args, server, mix, level):
         row["cpu_us"] = 1e6 * delta(after, before, "cpu") / served
         row["busy_us"] = 1e6 * delta(after, before, "matserve_device_busy_seconds_total") / served
         row["batch"] = delta(after, before, "matserve_batch_size_sum") / batches if batches else 0
+        row["kernel_us"] = 1e6 * delta(
+            after, before, "matserve_compute_duration_seconds_sum") / served
         computed = delta(after, before, "matserve_compute_duration_seconds_count")
         if computed:
             row["kernel_ms"] = 1e3 * delta(
@@ -197,19 +200,21 @@ def main():
             args.warmup, args.duration, args.channels),
         "",
         "| workload | conc. | floor rps | off rps | on rps | on/floor | off p50/p99 ms "
-        "| on p50/p99 ms | on batch | busy µs/req off | on | off/on | CPU µs/req off | on |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| on p50/p99 ms | on batch | busy µs/req off | on | off/on | kernel µs/req off | on "
+        "| CPU µs/req off | on |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         ratio = r["off_busy_us"] / r["on_busy_us"] if r.get("on_busy_us") else None
         lines.append("| %s | %d | %.0f | %.0f | %.0f | %.2f | %s / %s | %s / %s | %s | %s | %s "
-                     "| %s | %s | %s |" % (
+                     "| %s | %s | %s | %s | %s |" % (
                          r["mix"].split(":")[1], r["concurrency"], r["floor_rps"], r["off_rps"],
                          r["on_rps"], r["on_rps"] / r["floor_rps"],
                          fmt(r["off_p50_ms"], 2), fmt(r["off_p99_ms"], 2),
                          fmt(r["on_p50_ms"], 2), fmt(r["on_p99_ms"], 2),
                          fmt(r.get("on_batch")), fmt(r.get("off_busy_us")),
-                         fmt(r.get("on_busy_us")), fmt(ratio), fmt(r.get("off_cpu_us")),
+                         fmt(r.get("on_busy_us")), fmt(ratio), fmt(r.get("off_kernel_us"), 2),
+                         fmt(r.get("on_kernel_us"), 2), fmt(r.get("off_cpu_us")),
                          fmt(r.get("on_cpu_us"))))
     wrong = sum(r[n + "_mismatches"] + r[n + "_errors"] + (r[n + "_exit"] != 0)
                 for r in rows for n in servers)
