@@ -181,14 +181,20 @@ Job MakeJob(Op op, absl::AnyInvocable<void(absl::Status) &&> done) {
   return Job{.op = op, .done = std::move(done)};
 }
 
+// Submits `op` as job 0 and returns once a worker holds it (until
+// recorder.Release()).
+void SubmitAndHold(Engine& engine, Recorder& recorder, Op op,
+                   Results& results) {
+  recorder.HoldBatchesWith(Recorder::Input(op));
+  ASSERT_TRUE(engine.Submit(MakeJob(op, results.Callback(0))).ok());
+  recorder.WaitUntilHolding();
+}
+
 // Submits buffers[0], waits until a worker holds it, then submits the rest:
 // they wait together.
 void SubmitBehindAHeldJob(Engine& engine, Recorder& recorder,
                           std::vector<Buffers>& buffers, Results& results) {
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   for (size_t i = 1; i < buffers.size(); ++i) {
     ASSERT_TRUE(
         engine.Submit(MakeJob(buffers[i].op(), results.Callback(i))).ok());
@@ -270,10 +276,7 @@ TEST(Engine, BatchesNeverMixMethodsAndTheOldestQueueGoesFirst) {
   Engine engine(Fakes(&recorder, 1), {});
   std::vector<Buffers> buffers(5);
   Results results;
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   // Multiply first, then transposes and multiplies alternating.
   for (int i = 1; i < 5; ++i) {
     const Op op = i % 2 == 1 ? buffers[i].multiply() : buffers[i].op();
@@ -310,10 +313,7 @@ TEST(Engine, WhileTheDeviceIsBusyAFreeWorkerHoldsTheBatchForItsDelay) {
   Engine engine(Fakes(&recorder, 2), {.max_queue_delay = delay});
   std::vector<Buffers> buffers(3);
   Results results;
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();  // one worker busy: the device has work
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   const absl::Time first = absl::Now();
   ASSERT_TRUE(
       engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
@@ -335,10 +335,7 @@ TEST(Engine, AHeldBatchStartsAsSoonAsTheDeviceIdles) {
   Engine engine(Fakes(&recorder, 2), {.max_queue_delay = absl::Seconds(30)});
   std::vector<Buffers> buffers(2);
   Results results;
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   ASSERT_TRUE(
       engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
   absl::SleepFor(absl::Milliseconds(50));
@@ -355,10 +352,7 @@ TEST(Engine, AHeldBatchClosesAsSoonAsItIsFull) {
                 {.max_batch_size = 2, .max_queue_delay = absl::Seconds(30)});
   std::vector<Buffers> buffers(3);
   Results results;
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   const absl::Time first = absl::Now();
   ASSERT_TRUE(
       engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
@@ -376,10 +370,7 @@ TEST(Engine, JobWhoseDeadlinePassedInTheQueueIsNotComputed) {
   Engine engine(Fakes(&recorder, 1), {});
   std::vector<Buffers> buffers(3);
   Results results;
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   Job expired = MakeJob(buffers[1].op(), results.Callback(1));
   expired.deadline = absl::Now() + absl::Milliseconds(1);
   ASSERT_TRUE(engine.Submit(std::move(expired)).ok());
@@ -402,10 +393,7 @@ TEST(Engine, CancelledJobIsDroppedBeforeCompute) {
   std::vector<Buffers> buffers(3);
   Results results;
   std::atomic<bool> cancelled{false};
-  recorder.HoldBatchesWith(buffers[0].input);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[0].op(), results.Callback(0))).ok());
-  recorder.WaitUntilHolding();
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
   Job job = MakeJob(buffers[1].op(), results.Callback(1));
   job.cancelled = [&cancelled] { return cancelled.load(); };
   ASSERT_TRUE(engine.Submit(std::move(job)).ok());
@@ -525,11 +513,7 @@ TEST(Engine, ObserverHearsOfEveryBatchWithItsQueueWaitsAndFlops) {
   {
     Engine engine(Fakes(&recorder, 1), {.observer = &observer});
     Results results;
-    recorder.HoldBatchesWith(buffers[0].input);
-    ASSERT_TRUE(
-        engine.Submit(MakeJob(buffers[0].multiply(), results.Callback(0)))
-            .ok());
-    recorder.WaitUntilHolding();
+    SubmitAndHold(engine, recorder, buffers[0].multiply(), results);
     for (int i = 1; i < 5; ++i) {
       ASSERT_TRUE(
           engine.Submit(MakeJob(buffers[i].multiply(), results.Callback(i)))
