@@ -178,7 +178,10 @@ class Results {
 };
 
 Job MakeJob(Op op, absl::AnyInvocable<void(absl::Status) &&> done) {
-  return Job{.op = op, .done = std::move(done)};
+  Job job;
+  job.op = op;
+  job.done = std::move(done);
+  return job;
 }
 
 // Submits `op` as job 0 and returns once a worker holds it (until
@@ -237,38 +240,35 @@ TEST(Engine, JobsThatWaitTogetherRunAsOneBatchInArrivalOrder) {
   EXPECT_EQ(engine.QueuedRequests(), 0u);
 }
 
-TEST(Engine, BatchClosesAtMaxBatchSize) {
-  Recorder recorder;
-  Engine engine(Fakes(&recorder, 1), {.max_batch_size = 3});
-  std::vector<Buffers> buffers(8);
-  Results results;
-  SubmitBehindAHeldJob(engine, recorder, buffers, results);
-  recorder.Release();
-  ExpectAllOk(results.WaitFor(8), 8);
-  EXPECT_THAT(recorder.sizes(), ElementsAre(1, 3, 3, 1));
-}
+// Jobs queue behind a held one, then run in batches of these sizes: 48 bytes
+// a job (24 in, 24 out).
+struct BoundCase {
+  const char* name;
+  EngineOptions options;
+  size_t jobs;
+  std::vector<size_t> sizes;
+};
 
-TEST(Engine, BatchClosesAtMaxBatchBytes) {
-  Recorder recorder;
-  // 48 bytes a job: two fit in 100, three do not.
-  Engine engine(Fakes(&recorder, 1), {.max_batch_bytes = 100});
-  std::vector<Buffers> buffers(6);
-  Results results;
-  SubmitBehindAHeldJob(engine, recorder, buffers, results);
-  recorder.Release();
-  ExpectAllOk(results.WaitFor(6), 6);
-  EXPECT_THAT(recorder.sizes(), ElementsAre(1, 2, 2, 1));
-}
-
-TEST(Engine, AJobOverMaxBatchBytesRunsAlone) {
-  Recorder recorder;
-  Engine engine(Fakes(&recorder, 1), {.max_batch_bytes = 40});
-  std::vector<Buffers> buffers(4);  // 48 bytes each: every one over the bound
-  Results results;
-  SubmitBehindAHeldJob(engine, recorder, buffers, results);
-  recorder.Release();
-  ExpectAllOk(results.WaitFor(4), 4);
-  EXPECT_THAT(recorder.sizes(), ElementsAre(1, 1, 1, 1));
+TEST(Engine, BatchesCloseAtTheirBounds) {
+  const BoundCase cases[] = {
+      {"max_batch_size 3", {.max_batch_size = 3}, 8, {1, 3, 3, 1}},
+      {"two jobs fit in 100 bytes", {.max_batch_bytes = 100}, 6, {1, 2, 2, 1}},
+      {"each job over 40 bytes runs alone",
+       {.max_batch_bytes = 40},
+       4,
+       {1, 1, 1, 1}},
+  };
+  for (const BoundCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    Recorder recorder;
+    Engine engine(Fakes(&recorder, 1), c.options);
+    std::vector<Buffers> buffers(c.jobs);
+    Results results;
+    SubmitBehindAHeldJob(engine, recorder, buffers, results);
+    recorder.Release();
+    ExpectAllOk(results.WaitFor(c.jobs), c.jobs);
+    EXPECT_EQ(recorder.sizes(), c.sizes);
+  }
 }
 
 TEST(Engine, BatchesNeverMixMethodsAndTheOldestQueueGoesFirst) {
