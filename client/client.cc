@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -36,6 +37,24 @@ absl::Status ToAbslStatus(const grpc::Status& status) {
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+}
+
+// `call` (one blocking stub call on the context it is given), sent again while
+// it fails Resendable() (kMaxResends times at most), every time with the same
+// deadline, `timeout` from now.
+template <typename Call>
+grpc::Status CallWithResends(absl::Duration timeout, Call call) {
+  const auto deadline = absl::ToChronoTime(absl::Now() + timeout);
+  for (int resends = 0;; ++resends) {
+    grpc::ClientContext context;
+    context.set_deadline(deadline);
+    grpc::Status status = call(&context);
+    if (status.ok() || !Resendable(status.error_code()) ||
+        resends == kMaxResends ||
+        std::chrono::system_clock::now() >= deadline) {
+      return status;
+    }
+  }
 }
 
 // The URI schemes of gRPC 1.51's resolvers: a target with one goes to gRPC as
@@ -155,7 +174,9 @@ absl::StatusOr<std::string> ChannelTarget(absl::string_view target) {
 //
 // retryPolicy (gRFC A6): a call that ends UNAVAILABLE (its replica went away:
 // the connection broke or refused it, or the replica is draining and its
-// engine refuses new work) is sent again after a backoff of 50 ms, then 100,
+// engine refuses new work) or CANCELLED (a server that shuts down cancels the
+// calls it had not started, and those its grace period ran out on) is sent
+// again after a backoff of 50 ms, then 100,
 // 200 and 400 ms (gRPC adds +-20% jitter); round_robin gives each attempt the
 // next ready address, and a broken connection has left the ready set by
 // then. Multiply and Transpose have no side effects, so a call that may have
@@ -174,10 +195,15 @@ const char kServiceConfig[] = R"json({
       "initialBackoff": "0.05s",
       "maxBackoff": "1s",
       "backoffMultiplier": 2,
-      "retryableStatusCodes": ["UNAVAILABLE"]
+      "retryableStatusCodes": ["UNAVAILABLE", "CANCELLED"]
     }
   }]
 })json";
+
+bool Resendable(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE ||
+         code == grpc::StatusCode::CANCELLED;
+}
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
     absl::string_view target, int max_message_bytes, bool own_connection) {
@@ -227,9 +253,11 @@ absl::StatusOr<Matrix> Client::Multiply(const Matrix& a, const Matrix& b,
   ToProto(a, request.mutable_a());
   ToProto(b, request.mutable_b());
   v1::MultiplyResponse response;
-  grpc::ClientContext context;
-  SetDeadline(context, timeout);
-  if (grpc::Status status = stub_->Multiply(&context, request, &response);
+  if (grpc::Status status = CallWithResends(timeout,
+                                            [&](grpc::ClientContext* context) {
+                                              return stub_->Multiply(
+                                                  context, request, &response);
+                                            });
       !status.ok()) {
     return ToAbslStatus(status);
   }
@@ -241,9 +269,11 @@ absl::StatusOr<Matrix> Client::Transpose(const Matrix& input,
   v1::TransposeRequest request;
   ToProto(input, request.mutable_input());
   v1::TransposeResponse response;
-  grpc::ClientContext context;
-  SetDeadline(context, timeout);
-  if (grpc::Status status = stub_->Transpose(&context, request, &response);
+  if (grpc::Status status = CallWithResends(timeout,
+                                            [&](grpc::ClientContext* context) {
+                                              return stub_->Transpose(
+                                                  context, request, &response);
+                                            });
       !status.ok()) {
     return ToAbslStatus(status);
   }

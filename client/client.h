@@ -34,9 +34,22 @@ namespace matserve {
 absl::StatusOr<std::string> ChannelTarget(absl::string_view target);
 
 // The service config of MakeChannel's channels (JSON): round_robin over every
-// address of the target, and MatrixService calls retried on UNAVAILABLE (a
-// replica that went away or is draining; the retry picks the next address).
+// address of the target, and MatrixService calls retried on UNAVAILABLE or
+// CANCELLED (a replica that went away or is shutting down; the retry picks
+// the next address).
 extern const char kServiceConfig[];
+
+// gRPC retries a call only until its answer starts to arrive: the response
+// headers commit the call to its replica (gRFC A6), and a replica that dies
+// while it sends a large answer (a 4096 x 4096 transpose is 64 MiB) fails the
+// call UNAVAILABLE after that point. Client and matserve-load send such a call
+// again, as a new call on the same channel (round_robin: to the next
+// replica), at most this many times and while its deadline allows.
+inline constexpr int kMaxResends = 2;
+
+// Whether a MatrixService call that ended with `code` is sent again (with
+// kMaxResends): the codes that kServiceConfig retries.
+bool Resendable(grpc::StatusCode code);
 
 // An insecure channel to ChannelTarget(target) with kServiceConfig, for
 // messages up to `max_message_bytes` each way (an 8192 x 8192 result is 256
@@ -57,12 +70,12 @@ class Client {
                                         int max_message_bytes = 1 << 30);
   explicit Client(std::shared_ptr<grpc::Channel> channel);
 
-  // a * b. The status is the server's (code and message) or the transport's.
-  // Thread-safe.
+  // a * b. The status is the server's (code and message) or the transport's;
+  // a call that failed Resendable() is sent again (kMaxResends). Thread-safe.
   absl::StatusOr<Matrix> Multiply(
       const Matrix& a, const Matrix& b,
       absl::Duration timeout = absl::Seconds(60)) const;
-  // input transposed. Thread-safe.
+  // input transposed, the same way. Thread-safe.
   absl::StatusOr<Matrix> Transpose(
       const Matrix& input, absl::Duration timeout = absl::Seconds(60)) const;
 

@@ -1,19 +1,25 @@
 // The client library's channel: ChannelTarget's targets and lists (good and
-// bad), and against the real server a round-robin channel over two replicas
-// and the grpc.health.v1 check.
+// bad), and against the real server a round-robin channel over two replicas,
+// calls sent again when a replica is lost after it started to answer, and the
+// grpc.health.v1 check.
 #include "client/client.h"
 
 #include <gmock/gmock.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "client/reference.h"
 #include "tests/server_process.h"
 #include "tests/test_util.h"
@@ -112,6 +118,86 @@ TEST_F(AgainstServers, OneChannelRoundRobinsOverAList) {
   EXPECT_THAT(answered_by, ::testing::UnorderedElementsAre(
                                ::testing::Key("ipv4:" + first->target()),
                                ::testing::Key("ipv4:" + second->target())));
+}
+
+// A replica that starts every answer (its response headers commit the call
+// to it, so gRPC retries no more) and never finishes one: a server lost while
+// it sends a large answer.
+class StallingReplica : public grpc::CallbackGenericService {
+ public:
+  StallingReplica() {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterCallbackGenericService(this);
+    server_ = builder.BuildAndStart();
+  }
+  std::string target() const { return absl::StrCat("127.0.0.1:", port_); }
+  int stalled() const { return stalled_.load(); }
+  // Drops every call it holds (the client sees the stream reset).
+  void Lose() { server_->Shutdown(std::chrono::system_clock::now()); }
+
+ private:
+  class Reactor : public grpc::ServerGenericBidiReactor {
+   public:
+    explicit Reactor(std::atomic<int>* stalled) : stalled_(stalled) {
+      StartSendInitialMetadata();
+    }
+    void OnSendInitialMetadataDone(bool ok) override {
+      if (ok) ++*stalled_;
+    }
+    void OnCancel() override { Finish(grpc::Status::CANCELLED); }
+    void OnDone() override { delete this; }
+
+   private:
+    std::atomic<int>* const stalled_;
+  };
+
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext*) override {
+    return new Reactor(&stalled_);
+  }
+
+  int port_ = 0;
+  std::atomic<int> stalled_{0};
+  std::unique_ptr<grpc::Server> server_;
+};
+
+TEST_F(AgainstServers, CallsLostAfterTheAnswerStartedAreSentAgain) {
+  std::unique_ptr<ServerProcess> server = StartServer();
+  ASSERT_NE(server, nullptr);
+  StallingReplica stalling;
+  absl::StatusOr<Client> client =
+      Client::Connect(stalling.target() + "," + server->target());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  const Matrix input = RandomMatrix(5, 3, rng);
+  // Calls take turns over the two replicas (once both are connected): the
+  // callers go on until calls stall on the stalling one, which is then lost.
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 4; ++i) {
+    callers.emplace_back([&] {
+      do {
+        absl::StatusOr<Matrix> answer =
+            client->Transpose(input, absl::Seconds(60));
+        EXPECT_TRUE(answer.ok()) << answer.status();
+        if (!answer.ok()) {
+          ++wrong;
+        } else {
+          matserve::testing::ExpectExactTranspose(input, answer->values);
+        }
+      } while (stalling.stalled() == 0 && absl::Now() < give_up);
+    });
+  }
+  while (stalling.stalled() == 0 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GT(stalling.stalled(), 0) << "no call reached the stalling replica";
+  stalling.Lose();
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(AgainstServers, HealthCheck) {

@@ -29,6 +29,7 @@ LevelResult Measured() {
   result.verified = 10;
   result.mismatches = 1;
   result.verify_skipped = 2;
+  result.resent = 4;
   result.floor_rps = 2000;
   return result;
 }
@@ -45,7 +46,8 @@ TEST(FormatReport, JsonObjectWithEveryKey) {
       "1.25, \"payload_gbps\": 0.5, "
       "\"latency_ms\": {\"p50\": 1, \"p90\": 2, \"p95\": 3, \"p99\": 4, "
       "\"p999\": 5, \"max\": 6.5}, \"verified\": 10, \"mismatches\": 1, "
-      "\"verify_skipped\": 2, \"floor_rps\": 2000, \"fraction_of_floor\": "
+      "\"verify_skipped\": 2, \"resent\": 4, \"floor_rps\": 2000, "
+      "\"fraction_of_floor\": "
       "0.25}\n");
 }
 
@@ -87,11 +89,12 @@ TEST(FormatReport, CsvHeaderAndRow) {
                    OutputFormat::kCsv),
       "mode,concurrency,rate,mix,duration_s,requests,ok,errors,ok_by_peer,"
       "throughput_rps,gflops,payload_gbps,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,"
-      "max_ms,verified,mismatches,verify_skipped,floor_rps,fraction_of_floor\n"
+      "max_ms,verified,mismatches,verify_skipped,resent,floor_rps,"
+      "fraction_of_floor\n"
       "closed,16,,\"multiply:64x64x64,transpose:8x8:0.5\",2,1003,1000,"
       "DEADLINE_EXCEEDED:2;UNAVAILABLE:1,"
       "ipv4:10.0.0.1:50051=600;ipv4:10.0.0.2:50051=400,500,1.25,0.5,1,2,3,4,"
-      "5,6.5,10,1,2,2000,0.25\n");
+      "5,6.5,10,1,2,4,2000,0.25\n");
 }
 
 TEST(FormatReport, TextTableRowAndNotes) {
@@ -106,6 +109,8 @@ TEST(FormatReport, TextTableRowAndNotes) {
                               "UNAVAILABLE 1\n"));
   EXPECT_THAT(text, HasSubstr("concurrency 16: 2 answers due for a check went "
                               "unchecked"));
+  EXPECT_THAT(text, HasSubstr("concurrency 16: 4 calls sent again after their "
+                              "server was lost\n"));
   EXPECT_THAT(text, HasSubstr("concurrency 16: ok by server "
                               "ipv4:10.0.0.1:50051 600, ipv4:10.0.0.2:50051 "
                               "400\n"));

@@ -2,7 +2,8 @@
 """Scale-out end to end: three matserve-server replicas on loopback, matserve-load spreading
 verified calls over them round-robin on one channel, and one replica SIGKILLed mid-run: every
 call is still answered, and answered right (gRPC retries the calls the dead replica held on the
-others), and the report says which replica answered how many.
+others), and the report says which replica answered how many. And a replica that dies after it
+started to answer (gRPC no longer retries such a call): matserve-load sends the call again.
 
 Usage: scaleout_test.py --server PATH/matserve-server --load PATH/matserve-load
 """
@@ -108,6 +109,28 @@ class Progress:
         return "".join(line for line in self.lines if line is not None)
 
 
+# A replica that starts every answer (its response headers go out, which commits the call to it:
+# gRPC retries no more) and never finishes it, like a server killed while it sends a large answer.
+STALLING_SERVER = """
+import sys, time
+from concurrent import futures
+import grpc
+
+def stall(request, context):
+    context.send_initial_metadata((("matserve-test", "stalling"),))
+    print("stalled", flush=True)
+    time.sleep(3600)
+
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+    "matserve.v1.MatrixService", {"Transpose": grpc.unary_unary_rpc_method_handler(stall)}),))
+print("serving on 127.0.0.1:%d" % server.add_insecure_port("127.0.0.1:%s" % sys.argv[1]),
+      flush=True)
+server.start()
+server.wait_for_termination()
+"""
+
+
 class ScaleOut(unittest.TestCase):
     def setUp(self):
         self.replicas = [start_server() for _ in range(3)]
@@ -137,11 +160,15 @@ class ScaleOut(unittest.TestCase):
             victim.send_signal(signal.SIGKILL)
             self.assertEqual(victim.wait(timeout=60), -signal.SIGKILL)
             self.assertIsNone(load.poll(), "the run ended before the kill: nothing was tested")
-            stdout, _ = load.communicate(timeout=180)
+            # stderr belongs to the progress reader.
+            stdout = load.stdout.read()
+            load.wait(timeout=180)
         finally:
             if load.poll() is None:
                 load.kill()
+            load.stdout.close()
         stderr = progress.text()
+        load.stderr.close()
         self.assertEqual(load.returncode, 0, stderr)
         report = json.loads(stdout)
 
@@ -167,6 +194,43 @@ class ScaleOut(unittest.TestCase):
             self.assertGreaterEqual(by_peer["ipv4:" + target], 0.3 * report["ok"], report)
         print("killed %s at %d s (%d ok so far); answers by replica: %s"
               % (victim_target, at_kill[0], at_kill[1], by_peer))
+
+
+    def test_a_replica_lost_while_it_answers_costs_no_call(self):
+        _, _, _, target = self.replicas[0]
+        holder = reserve_port()
+        stalling_target = "127.0.0.1:%d" % holder.getsockname()[1]
+        stalling = subprocess.Popen(
+            [sys.executable, "-c", STALLING_SERVER, stalling_target.split(":")[1]],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        concurrency = 4
+        try:
+            self.assertEqual(stalling.stdout.readline(), "serving on %s\n" % stalling_target)
+            load = subprocess.Popen(
+                [ARGS.load, "--target=%s,%s" % (stalling_target, target),
+                 "--mix=transpose:31x17", "--concurrency=%d" % concurrency, "--requests=300",
+                 "--warmup=0s", "--verify_every=1", "--output=json", "--progress=false"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # Calls take turns between the two, and every call slot ends up waiting on the
+            # stalling replica: then it dies.
+            for _ in range(concurrency):
+                self.assertEqual(stalling.stdout.readline(), "stalled\n")
+            self.assertIsNone(load.poll())
+            stalling.kill()
+            stdout, stderr = load.communicate(timeout=120)
+        finally:
+            if stalling.poll() is None:
+                stalling.kill()
+            stalling.wait()
+            stalling.stdout.close()
+            holder.close()
+        self.assertEqual(load.returncode, 0, stderr)
+        report = json.loads(stdout)
+        self.assertEqual(report["errors"], {}, stderr)
+        self.assertEqual(report["ok"], 300)
+        self.assertEqual(report["mismatches"], 0)
+        self.assertEqual(report["resent"], concurrency, "each stalled call sent again, once")
+        self.assertEqual(report["ok_by_peer"], {"ipv4:" + target: 300})
 
 
 if __name__ == "__main__":

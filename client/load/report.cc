@@ -81,6 +81,7 @@ std::string JsonObject(const std::string& mix, const LevelResult& level) {
       ", \"latency_ms\": {", latency, "}", ", \"verified\": ", level.verified,
       ", \"mismatches\": ", level.mismatches,
       ", \"verify_skipped\": ", level.verify_skipped,
+      ", \"resent\": ", level.resent,
       ", \"floor_rps\": ", JsonNumber(level.floor_rps),
       ", \"fraction_of_floor\": ", JsonNumber(FractionOfFloor(level)), "}");
 }
@@ -119,7 +120,7 @@ std::string Csv(const Report& report) {
       "mode,concurrency,rate,mix,duration_s,requests,ok,errors,ok_by_peer,"
       "throughput_rps,"
       "gflops,payload_gbps,p50_ms,p90_ms,p95_ms,p99_ms,p999_ms,max_ms,verified,"
-      "mismatches,verify_skipped,floor_rps,fraction_of_floor\n";
+      "mismatches,verify_skipped,resent,floor_rps,fraction_of_floor\n";
   for (const LevelResult& level : report.levels) {
     const bool closed = level.level.concurrency > 0;
     std::vector<std::string> fields = {
@@ -141,8 +142,8 @@ std::string Csv(const Report& report) {
     fields.insert(
         fields.end(),
         {absl::StrCat(level.verified), absl::StrCat(level.mismatches),
-         absl::StrCat(level.verify_skipped), CsvNumber(level.floor_rps),
-         CsvNumber(FractionOfFloor(level))});
+         absl::StrCat(level.verify_skipped), absl::StrCat(level.resent),
+         CsvNumber(level.floor_rps), CsvNumber(FractionOfFloor(level))});
     absl::StrAppend(&csv, absl::StrJoin(fields, ","), "\n");
   }
   return csv;
@@ -193,6 +194,10 @@ std::string Text(const Report& report) {
           &notes, name, ": ok by server ",
           absl::StrJoin(level.ok_by_peer, ", ", absl::PairFormatter(" ")),
           "\n");
+    }
+    if (level.resent > 0) {
+      absl::StrAppend(&notes, name, ": ", level.resent,
+                      " calls sent again after their server was lost\n");
     }
     if (level.verify_skipped > 0) {
       absl::StrAppend(&notes, name, ": ", level.verify_skipped,

@@ -21,8 +21,9 @@ struct Report {
 // window), requests, ok, errors (status name -> calls), ok_by_peer (server
 // address -> OK calls; CSV: address=calls;...), throughput_rps,
 // gflops, payload_gbps, latency_ms (p50, p90, p95, p99, p999, max), verified,
-// mismatches, verify_skipped, floor_rps, fraction_of_floor. null (CSV: empty)
-// where a value does not apply: no floor, no OK call to take latencies of.
+// mismatches, verify_skipped, resent, floor_rps, fraction_of_floor. null (CSV:
+// empty) where a value does not apply: no floor, no OK call to take latencies
+// of.
 std::string FormatReport(const Report& report, OutputFormat format);
 
 }  // namespace matserve::load

@@ -64,6 +64,9 @@ class LevelRun {
     const PreparedOp* op = nullptr;
     int64_t start_ns = 0;  // sent, or in the open loop scheduled to be sent
     bool counted = false;  // see Counts()
+    size_t channel = 0;    // the index of its stub
+    int resends = 0;       // times it was sent again (kMaxResends)
+    std::chrono::system_clock::time_point deadline;
     grpc::ClientContext context;
     grpc::ByteBuffer response;
   };
@@ -82,6 +85,10 @@ class LevelRun {
   static constexpr int kShards = 16;
 
   void Start(int64_t start_ns, bool counted);
+  void Send(Call* call);  // on its channel, with its deadline
+  // Whether `call`, which ended with `status`, was sent again (as a new call
+  // that goes on in its place).
+  bool MaybeResend(const Call& call, const grpc::Status& status);
   void Finish(Call* call, const grpc::Status& status);
   // Closed loop: whether another call may start at `now_ns`, and if so whether
   // it counts (with --requests).
@@ -110,6 +117,7 @@ class LevelRun {
   absl::Notification done_;
   std::atomic<int64_t> ok_answers_{0}, errors_{0};  // warmup included
   std::atomic<int64_t> verify_skipped_{0};
+  std::atomic<int64_t> resent_{0};
   std::optional<Verifier> verifier_;
   std::array<Shard, kShards> shards_;
   int64_t progress_last_ns_ = 0, progress_last_calls_ = 0;
@@ -151,16 +159,48 @@ void LevelRun::Start(int64_t start_ns, bool counted) {
   call->op = &workload_.Pick(sequence);
   call->start_ns = start_ns;
   call->counted = counted;
-  call->context.set_deadline(std::chrono::system_clock::now() +
-                             absl::ToChronoNanoseconds(options_.deadline));
-  stubs_[sequence % stubs_.size()]->UnaryCall(
+  call->channel = sequence % stubs_.size();
+  call->deadline = std::chrono::system_clock::now() +
+                   absl::ToChronoNanoseconds(options_.deadline);
+  Send(call);
+}
+
+void LevelRun::Send(Call* call) {
+  call->context.set_deadline(call->deadline);
+  stubs_[call->channel]->UnaryCall(
       &call->context, call->op->method, grpc::StubOptions(), &call->op->request,
       &call->response,
       [this, call](grpc::Status status) { Finish(call, status); });
 }
 
+// gRPC retried the call on other replicas until its answer started to arrive;
+// a replica lost after that point leaves it to us (client.h, kMaxResends).
+// The new call keeps the first one's start (its latency includes the loss)
+// and deadline, on the next channel.
+bool LevelRun::MaybeResend(const Call& call, const grpc::Status& status) {
+  if (status.ok() || !Resendable(status.error_code()) ||
+      call.resends == kMaxResends ||
+      std::chrono::system_clock::now() >= call.deadline) {
+    return false;
+  }
+  resent_.fetch_add(1, std::memory_order_relaxed);
+  Call* again = new Call;
+  again->op = call.op;
+  again->start_ns = call.start_ns;
+  again->counted = call.counted;
+  again->channel = (call.channel + 1) % stubs_.size();
+  again->resends = call.resends + 1;
+  again->deadline = call.deadline;
+  Send(again);
+  return true;
+}
+
 // Runs on a gRPC callback thread: no waiting here but on a shard's mutex.
 void LevelRun::Finish(Call* call, const grpc::Status& status) {
+  if (MaybeResend(*call, status)) {
+    delete call;  // the call goes on as the new one: no Release()
+    return;
+  }
   const int64_t now_ns = NowNs();
   if (status.ok()) {
     const int64_t answer = ok_answers_.fetch_add(1, std::memory_order_relaxed);
@@ -305,6 +345,7 @@ LevelResult LevelRun::Collect() {
     result.first_mismatch = counts.first_wrong;
   }
   result.verify_skipped = verify_skipped_.load();
+  result.resent = resent_.load();
   return result;
 }
 

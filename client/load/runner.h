@@ -42,6 +42,10 @@ struct LevelResult {
   int64_t verified = 0;
   int64_t mismatches = 0;
   int64_t verify_skipped = 0;  // due for a check while the checkers were busy
+  // Calls sent again after gRPC gave up on them with UNAVAILABLE or CANCELLED
+  // (a replica lost while it sent the answer; client.h, kMaxResends), the
+  // warmup's included. A call counts once, however often it was sent.
+  int64_t resent = 0;
   std::string first_mismatch;  // what was wrong with the first wrong answer
   std::optional<double> floor_rps;  // the same level on the transport floor
 };
