@@ -112,13 +112,16 @@ class Progress:
 # A replica that starts every answer (its response headers go out, which commits the call to it:
 # gRPC retries no more) and never finishes it, like a server killed while it sends a large answer.
 STALLING_SERVER = """
-import sys, time
+import sys, threading, time
 from concurrent import futures
 import grpc
 
+output = threading.Lock()  # one whole line at a time from the handler threads
+
 def stall(request, context):
     context.send_initial_metadata((("matserve-test", "stalling"),))
-    print("stalled", flush=True)
+    with output:
+        print("stalled", flush=True)
     time.sleep(3600)
 
 server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
