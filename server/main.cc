@@ -69,8 +69,8 @@ ABSL_FLAG(uint64_t, max_batch_bytes, uint64_t{64} << 20,
           "runs alone, copied without staging");
 ABSL_FLAG(int64_t, max_queue_delay_us, 1000,
           "how long a free worker may hold a batch open for more requests "
-          "while another worker on its GPU is busy; it stops holding once "
-          "the GPU idles, so a lone request never waits");
+          "while every other worker on its GPU is busy; it stops holding "
+          "once one comes free, so a lone request never waits");
 ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
           "host:port of the Prometheus endpoint /metrics; port 0 picks a free "
           "port (logged); empty: no metrics");

@@ -330,6 +330,21 @@ TEST(Engine, WhileTheDeviceIsBusyAFreeWorkerHoldsTheBatchForItsDelay) {
   ExpectAllOk(results.WaitFor(3), 3);
 }
 
+TEST(Engine, NoJobIsHeldWhileAnotherWorkerOnItsDeviceIsFree) {
+  Recorder recorder;
+  Engine engine(Fakes(&recorder, 3), {.max_queue_delay = absl::Seconds(30)});
+  std::vector<Buffers> buffers(2);
+  Results results;
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
+  const absl::Time submitted = absl::Now();
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
+  ASSERT_EQ(results.WaitFor(1).size(), 1u);  // job 1, while job 0 is held
+  EXPECT_LT(absl::Now() - submitted, absl::Seconds(5));
+  recorder.Release();
+  ExpectAllOk(results.WaitFor(2), 2);
+}
+
 TEST(Engine, AHeldBatchStartsAsSoonAsTheDeviceIdles) {
   Recorder recorder;
   Engine engine(Fakes(&recorder, 2), {.max_queue_delay = absl::Seconds(30)});

@@ -20,14 +20,15 @@ Engine::Engine(std::vector<std::unique_ptr<Executor>> executors,
     : options_(options),
       observer_(options.observer != nullptr ? *options.observer : no_observer_),
       executors_(std::move(executors)) {
-  int devices = 0;
   for (const std::unique_ptr<Executor>& executor : executors_) {
-    devices = std::max(devices, executor->device() + 1);
+    const size_t device = executor->device();
+    if (workers_.size() <= device) workers_.resize(device + 1, 0);
+    ++workers_[device];
   }
-  busy_workers_.assign(devices, 0);
-  workers_.reserve(executors_.size());
+  busy_workers_.assign(workers_.size(), 0);
+  threads_.reserve(executors_.size());
   for (const std::unique_ptr<Executor>& executor : executors_) {
-    workers_.emplace_back([this, &executor] { WorkerLoop(*executor); });
+    threads_.emplace_back([this, &executor] { WorkerLoop(*executor); });
   }
 }
 
@@ -82,8 +83,8 @@ void Engine::Stop() {
     stopping_ = true;
   }
   work_or_stop_.notify_all();
-  for (std::thread& worker : workers_) {
-    if (worker.joinable()) worker.join();
+  for (std::thread& thread : threads_) {
+    if (thread.joinable()) thread.join();
   }
 }
 
@@ -101,8 +102,11 @@ Method Engine::OldestQueue() const {
 }
 
 absl::Time Engine::HoldUntil(Method method, int device) const {
+  // Holding pays only while the device has work and no other worker could
+  // take the jobs now.
+  const int busy = busy_workers_[device];
   if (stopping_ || options_.max_queue_delay <= absl::ZeroDuration() ||
-      busy_workers_[device] == 0) {
+      busy == 0 || busy < workers_[device] - 1) {
     return absl::InfinitePast();
   }
   const std::deque<Queued>& queue = queues_[Index(method)];

@@ -31,8 +31,9 @@ struct EngineOptions {
   size_t max_batch_size = 64;
   uint64_t max_batch_bytes = uint64_t{64} << 20;
   // How long a free worker may hold a batch open for company, counted from its
-  // oldest job's arrival, and only while another worker on the same device has
-  // work: when the device is idle a job starts at once. Zero: never wait.
+  // oldest job's arrival, and only while every other worker on its device is
+  // busy: while any other could take the jobs, they start at once. Zero: never
+  // wait.
   absl::Duration max_queue_delay = absl::ZeroDuration();
   // Hears of every batch; nullptr for none. Outlives the engine.
   Observer* observer = nullptr;
@@ -101,9 +102,10 @@ class Engine {
   std::deque<Queued> queues_[std::size(kMethods)];
   uint64_t queued_bytes_[std::size(kMethods)] = {};
   size_t queued_requests_ = 0;     // guarded by mu_
+  std::vector<int> workers_;       // by device
   std::vector<int> busy_workers_;  // by device; guarded by mu_
   bool stopping_ = false;          // guarded by mu_
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace matserve::engine
