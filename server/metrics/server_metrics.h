@@ -50,22 +50,22 @@ struct MetricsOptions {
       device_memory = nullptr;
 };
 
-// The families (all exported from the start, at zero, so rate() and alerts
-// see every series):
-//   matserve_requests_total{method,code}             counter
-//   matserve_request_duration_seconds{method}        histogram, handler to
-//   answer matserve_queue_duration_seconds{method}          histogram, arrival
-//   to batch matserve_compute_duration_seconds{method}        histogram, per
-//   batch matserve_copy_duration_seconds{direction}        histogram, per batch
-//   matserve_batch_size{method}                      histogram, requests
-//   matserve_queue_requests, matserve_queue_capacity_requests,
-//   matserve_inflight_requests                       gauges
-//   matserve_flops_total                             counter
-//   matserve_payload_bytes_total{direction}          counter, request/response
-//   matserve_copy_bytes_total{direction}             counter, host<->device
-//   matserve_device_busy_seconds_total{device}       counter
-//   matserve_device_memory_{used,total}_bytes{device} gauges
-//   matserve_build_info{version,backend}             gauge, 1
+// The families, all exported from the start at zero so that rate() and the
+// alerts see every series:
+// - matserve_requests_total{method,code}: counter.
+// - matserve_request_duration_seconds{method}: histogram, handler to answer.
+// - matserve_queue_duration_seconds{method}: histogram, arrival to batch.
+// - matserve_compute_duration_seconds{method}: histogram, per batch.
+// - matserve_copy_duration_seconds{direction}: histogram, per batch.
+// - matserve_batch_size{method}: histogram, requests per batch.
+// - matserve_queue_requests, matserve_queue_capacity_requests,
+//   matserve_inflight_requests: gauges.
+// - matserve_flops_total: counter.
+// - matserve_payload_bytes_total{direction}: counter, request/response.
+// - matserve_copy_bytes_total{direction}: counter, host<->device.
+// - matserve_device_busy_seconds_total{device}: counter.
+// - matserve_device_memory_{used,total}_bytes{device}: gauges.
+// - matserve_build_info{version,backend}: gauge, 1.
 //
 // Observations are lock-free (per-thread shards of relaxed atomics, see
 // sharded.h), except device busy time: one mutex per device, once per batch.
