@@ -173,7 +173,7 @@ class CudaExecutor final : public Executor {
     for (const Op& op : batch) bytes += InputBytes(op) + OutputBytes(op);
     const Layout layout = Arrange(batch);
     const bool staged = batch.size() > 1 || bytes <= max_staged_bytes_;
-    absl::Time start;
+    absl::Time start = absl::Now();  // Stage and Unstaged move it later
     absl::Status enqueued =
         staged ? Stage(batch, layout, start) : Unstaged(batch[0], start);
     // Synchronize even after a failed enqueue: nothing queued may outlive the
