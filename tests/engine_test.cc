@@ -345,6 +345,27 @@ TEST(Engine, NoJobIsHeldWhileAnotherWorkerOnItsDeviceIsFree) {
   ExpectAllOk(results.WaitFor(2), 2);
 }
 
+TEST(Engine, AHeldQueueDoesNotDelayAFullOneOfTheOtherMethod) {
+  Recorder recorder;
+  Engine engine(Fakes(&recorder, 2),
+                {.max_batch_size = 2, .max_queue_delay = absl::Seconds(30)});
+  std::vector<Buffers> buffers(4);
+  Results results;
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
+  // A multiply waits for company; two transposes behind it fill a batch.
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[1].multiply(), results.Callback(1))).ok());
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[2].op(), results.Callback(2))).ok());
+  ASSERT_TRUE(
+      engine.Submit(MakeJob(buffers[3].op(), results.Callback(3))).ok());
+  const std::map<int, absl::Status> early = results.WaitFor(2);
+  EXPECT_EQ(early.count(2) + early.count(3), 2u);
+  EXPECT_EQ(early.count(1), 0u);  // still held
+  recorder.Release();
+  ExpectAllOk(results.WaitFor(4), 4);
+}
+
 TEST(Engine, AHeldBatchStartsAsSoonAsTheDeviceIdles) {
   Recorder recorder;
   Engine engine(Fakes(&recorder, 2), {.max_queue_delay = absl::Seconds(30)});

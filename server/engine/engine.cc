@@ -3,6 +3,7 @@
 #include "server/engine/engine.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -88,17 +89,23 @@ void Engine::Stop() {
   }
 }
 
-Method Engine::OldestQueue() const {
-  Method oldest = kMethods[0];
-  absl::Time oldest_arrival = absl::InfiniteFuture();
+std::optional<Method> Engine::ReadyQueue(int device, absl::Time now,
+                                         absl::Time& wake) const {
+  std::optional<Method> ready;
+  absl::Time ready_arrival = absl::InfiniteFuture();
+  wake = absl::InfiniteFuture();
   for (Method method : kMethods) {
     const std::deque<Queued>& queue = queues_[Index(method)];
-    if (!queue.empty() && queue.front().arrival < oldest_arrival) {
-      oldest = method;
-      oldest_arrival = queue.front().arrival;
+    if (queue.empty()) continue;
+    const absl::Time hold = HoldUntil(method, device);
+    if (hold > now) {
+      wake = std::min(wake, hold);
+    } else if (queue.front().arrival < ready_arrival) {
+      ready = method;
+      ready_arrival = queue.front().arrival;
     }
   }
-  return oldest;
+  return ready;
 }
 
 absl::Time Engine::HoldUntil(Method method, int device) const {
@@ -160,14 +167,14 @@ void Engine::WorkerLoop(Executor& executor) {
           work_or_stop_.wait(lock);
           continue;
         }
-        const Method method = OldestQueue();
-        const absl::Time hold = HoldUntil(method, device);
         const absl::Time now = absl::Now();
-        if (now < hold) {
-          work_or_stop_.wait_until(lock, absl::ToChronoTime(hold));
+        absl::Time wake;
+        const std::optional<Method> method = ReadyQueue(device, now, wake);
+        if (!method.has_value()) {
+          work_or_stop_.wait_until(lock, absl::ToChronoTime(wake));
           continue;
         }
-        TakeBatch(method, now, batch, dropped);
+        TakeBatch(*method, now, batch, dropped);
         break;
       }
       if (!batch.jobs.empty()) ++busy_workers_[device];

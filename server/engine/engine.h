@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -80,8 +81,11 @@ class Engine {
   };
 
   void WorkerLoop(Executor& executor);
-  // The method whose oldest job waited longest; a queue is not empty. mu_ held.
-  Method OldestQueue() const;
+  // The queue a free worker on `device` batches now: of those not held for
+  // company, the one whose oldest job waited longest. None when every waiting
+  // queue is held; `wake` is then when the first hold ends. mu_ held.
+  std::optional<Method> ReadyQueue(int device, absl::Time now,
+                                   absl::Time& wake) const;
   // When a free worker on `device` should stop holding `method`'s queue open
   // for company, or InfinitePast() to close the batch now. mu_ held.
   absl::Time HoldUntil(Method method, int device) const;
