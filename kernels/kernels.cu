@@ -10,6 +10,7 @@
 #include "kernels/sgemm_register_blocked.cuh"
 #include "kernels/sgemm_small_tile.cuh"
 #include "kernels/sgemm_tiled.cuh"
+#include "kernels/sgemm_warp_tiled.cuh"
 #include "kernels/transpose_tiled.cuh"
 #include "kernels/transpose_wide.cuh"
 
@@ -91,6 +92,108 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
       p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c, p.stride_c, tiles_m,
       tiles_n);
   return cudaGetLastError();
+}
+
+// Warp-tiled shapes, from a sweep on an H200 (docs/benchmarks.md): 64 x 128
+// block tiles of four 32 x 64 warp tiles, K steps of 16, four stages, three
+// blocks per SM; 128 x 64 where C is at most 64 columns wide (half of a
+// 128-column tile would be padding).
+using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 2, 4>;
+using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 2, 4>;
+
+// The device's SM count, looked up once per device.
+cudaError_t MultiprocessorCount(int64_t* sms) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int64_t> known[kMaxDevices];  // 0: not yet
+  int device = 0;
+  if (cudaError_t error = cudaGetDevice(&device)) return error;
+  if (device < kMaxDevices && (*sms = known[device].load()) > 0) {
+    return cudaSuccess;
+  }
+  int count = 0;
+  if (cudaError_t error = cudaDeviceGetAttribute(
+          &count, cudaDevAttrMultiProcessorCount, device)) {
+    return error;
+  }
+  *sms = std::max(1, count);
+  if (device < kMaxDevices) known[device].store(*sms);
+  return cudaSuccess;
+}
+
+// Lets `kernel` have `bytes` of dynamic shared memory on the current device
+// (beyond the default 48 KiB), once per device.
+template <auto kKernel>
+cudaError_t AllowSharedMemory(int bytes) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<bool> done[kMaxDevices];
+  int device = 0;
+  if (cudaError_t error = cudaGetDevice(&device)) return error;
+  if (device < kMaxDevices && done[device].load()) return cudaSuccess;
+  if (cudaError_t error = cudaFuncSetAttribute(
+          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
+    return error;
+  }
+  if (device < kMaxDevices) done[device].store(true);
+  return cudaSuccess;
+}
+
+template <typename S, bool kVectorized, bool kSplitK>
+cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                            int64_t splits, int64_t k_per_split,
+                            cudaStream_t stream) {
+  constexpr int kGroup = 8;
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, kVectorized, kSplitK, kGroup>;
+  const int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
+    return error;
+  }
+  kKernel<<<static_cast<unsigned>(blocks), S::kThreads, S::kSharedBytes,
+            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
+                      p.stride_c, tiles_m, tiles_n, splits, k_per_split);
+  return cudaGetLastError();
+}
+
+// A single product whose tiles would leave most SMs idle splits K across
+// blocks (about two blocks per SM in all, at least kMinSplitK of K each),
+// which add their partial tiles into a zeroed C. A batch never splits.
+template <typename S>
+cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
+  constexpr int64_t kMinSplitK = 64;
+  const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
+  const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  const int64_t wanted = p.count > 1 ? 1 : 2 * sms / (tiles_m * tiles_n);
+  const int64_t splits =
+      std::max<int64_t>(1, std::min(wanted, p.k / kMinSplitK));
+  const int64_t k_per_split =
+      CeilDiv(CeilDiv(p.k, splits), S::kBlockK) * S::kBlockK;
+  const bool vectorized = p.Vectorized();
+  if (splits == 1) {
+    return vectorized ? LaunchWarpTiled<S, true, false>(p, tiles_m, tiles_n, 1,
+                                                        k_per_split, stream)
+                      : LaunchWarpTiled<S, false, false>(p, tiles_m, tiles_n, 1,
+                                                         k_per_split, stream);
+  }
+  if (cudaError_t error =
+          cudaMemsetAsync(p.c, 0, p.m * p.n * sizeof(float), stream)) {
+    return error;
+  }
+  const int64_t used = CeilDiv(p.k, k_per_split);
+  return vectorized ? LaunchWarpTiled<S, true, true>(p, tiles_m, tiles_n, used,
+                                                     k_per_split, stream)
+                    : LaunchWarpTiled<S, false, true>(p, tiles_m, tiles_n, used,
+                                                      k_per_split, stream);
+}
+
+cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
+  // The kernel keeps K positions in an int.
+  if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
+  return p.n <= WarpTiledTall::kBlockN
+             ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
+             : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
 }
 
 // Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
@@ -232,6 +335,8 @@ const char* SgemmVariantName(SgemmVariant variant) {
       return "tiled";
     case SgemmVariant::kRegisterBlocked:
       return "register_blocked";
+    case SgemmVariant::kWarpTiled:
+      return "warp_tiled";
   }
   return "unknown";
 }
@@ -247,14 +352,11 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
     case SgemmVariant::kAuto:
-      // Measured on an H200 (docs/benchmarks.md): below one 128-row or
-      // 128-column block tile, the register-blocked grid is too small to fill
-      // the GPU and the 32 x 32 tiles win (64x4096x4096: 20% of cuBLAS
-      // against 15%); from there on the register-blocked kernel wins.
-      return m < RegisterBlockedShape::kBlockM ||
-                     n < RegisterBlockedShape::kBlockN
-                 ? SgemmTiled(m, n, k, a, b, c, stream)
-                 : SgemmRegisterBlocked(Single(m, n, k, a, b, c), stream);
+      // Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with
+      // K split where the tiles are few, is ahead of the other rungs at every
+      // shape measured.
+    case SgemmVariant::kWarpTiled:
+      return SgemmWarpTiled(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kRegisterBlocked:
       return SgemmRegisterBlocked(Single(m, n, k, a, b, c), stream);
   }
@@ -270,10 +372,8 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const int64_t side = std::max(m, n);
   if (side <= SmallTile16::kTile) return SgemmSmallTile<SmallTile16>(p, stream);
   if (side <= SmallTile32::kTile) return SgemmSmallTile<SmallTile32>(p, stream);
-  if (m < RegisterBlockedShape::kBlockM || n < RegisterBlockedShape::kBlockN) {
-    return SgemmSmallTile<SmallTile64>(p, stream);
-  }
-  return SgemmRegisterBlocked(p, stream);
+  if (m < 128 || n < 128) return SgemmSmallTile<SmallTile64>(p, stream);
+  return SgemmWarpTiled(p, stream);
 }
 
 int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,

@@ -16,11 +16,14 @@ enum class SgemmVariant {
   kNaive,            // one thread per element of C, straight from memory
   kTiled,            // 32 x 32 shared-memory tiles, one element per thread
   kRegisterBlocked,  // 128 x 128 block tiles, 8 x 8 of C in each thread
+  kWarpTiled,        // warp tiles, a ring of cp.async stages, K split where the
+                     // tiles are too few to fill the GPU
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
-    SgemmVariant::kNaive, SgemmVariant::kTiled, SgemmVariant::kRegisterBlocked};
+    SgemmVariant::kNaive, SgemmVariant::kTiled, SgemmVariant::kRegisterBlocked,
+    SgemmVariant::kWarpTiled};
 
-// "naive", "tiled", "register_blocked", "auto".
+// "naive", "tiled", "register_blocked", "warp_tiled", "auto".
 const char* SgemmVariantName(SgemmVariant variant);
 // The variant SgemmVariantName calls `name`; false for no such name.
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant);
@@ -36,8 +39,8 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
 // Many same-shape products in one launch: C_i = A_i * B_i for i < batch,
 // where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
 // (strides in elements). Small problems share blocks (up to 32 x 32: four per
-// block) or take one 64 x 64 tile per block; large ones use the
-// register-blocked kernel. Any sizes >= 1; same error contract as Sgemm.
+// block) or take one 64 x 64 tile per block; large ones use the warp-tiled
+// kernel. Any sizes >= 1; same error contract as Sgemm.
 cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
                                 int64_t stride_a, const float* b,
                                 int64_t stride_b, float* c, int64_t stride_c,

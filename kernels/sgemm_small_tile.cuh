@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/copy_async.cuh"
 #include "kernels/kernels.h"
 
 namespace matserve::kernels {
@@ -55,28 +56,6 @@ template <>
 struct Vector<4> {
   using Type = float4;
 };
-
-// Copies 16 (4) bytes from global `src` to shared `dst` without holding them
-// in registers; where `valid` is false it reads nothing and writes zeros.
-__device__ inline void CopyAsync16(float* dst, const float* src, bool valid) {
-  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
-               "l"(src), "r"(valid ? 16 : 0));
-}
-__device__ inline void CopyAsync4(float* dst, const float* src, bool valid) {
-  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared),
-               "l"(src), "r"(valid ? 4 : 0));
-}
-__device__ inline void CopyAsyncCommit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-// Waits until at most kPending of this thread's committed groups are in
-// flight.
-template <int kPending>
-__device__ inline void CopyAsyncWait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
 
 // One K step of one tile: where its operands are, and whether it is the
 // tile's last step (its result is then stored).

@@ -52,7 +52,7 @@ ABSL_FLAG(std::vector<std::string>, devices, {},
 ABSL_FLAG(
     std::string, sgemm_variant, "auto",
     "CUDA backend, for experiments: force one SGEMM kernel (naive | tiled "
-    "| register_blocked); auto picks by shape");
+    "| register_blocked | warp_tiled); auto picks by shape");
 ABSL_FLAG(std::string, transpose_variant, "auto",
           "CUDA backend, for experiments: force one transpose kernel (tiled | "
           "wide); auto picks by shape");
@@ -235,7 +235,7 @@ absl::Status CheckFlags() {
        {std::tuple<const char*, std::string, std::vector<absl::string_view>>{
             "sgemm_variant",
             absl::GetFlag(FLAGS_sgemm_variant),
-            {"auto", "naive", "tiled", "register_blocked"}},
+            {"auto", "naive", "tiled", "register_blocked", "warp_tiled"}},
         {"transpose_variant",
          absl::GetFlag(FLAGS_transpose_variant),
          {"auto", "tiled", "wide"}}}) {

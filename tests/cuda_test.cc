@@ -85,19 +85,24 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 }
 
 // Every variant and the automatic choice, on the odd shapes and on shapes that
-// take the 16-byte path of the register-blocked kernel (K and N multiples of 4)
-// with ragged edges.
+// take the 16-byte paths (K and N multiples of 4) with ragged edges. In the
+// warp-tiled kernel 129x132x260, 64x2052x68 (16-byte) and 513x1025x257,
+// 1000x3000x777, 70x1027x33 (element-wise) split K across blocks.
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
         ::testing::Values(kernels::SgemmVariant::kAuto,
                           kernels::SgemmVariant::kNaive,
                           kernels::SgemmVariant::kTiled,
-                          kernels::SgemmVariant::kRegisterBlocked),
+                          kernels::SgemmVariant::kRegisterBlocked,
+                          kernels::SgemmVariant::kWarpTiled),
         ::testing::ValuesIn([] {
           std::vector<Shape> shapes = matserve::testing::OddShapes();
-          shapes.insert(shapes.end(),
-                        {{129, 132, 260}, {300, 8, 4}, {1, 4, 4}});
+          shapes.insert(shapes.end(), {{129, 132, 260},
+                                       {300, 8, 4},
+                                       {1, 4, 4},
+                                       {64, 2052, 68},
+                                       {70, 1027, 33}});
           return shapes;
         }())),
     [](const auto& info) {

@@ -428,9 +428,9 @@ absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
   kernels::SgemmVariant sgemm_variant;
   if (!kernels::ParseSgemmVariant(options.sgemm_variant.c_str(),
                                   &sgemm_variant)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown SGEMM variant \"", options.sgemm_variant,
-                     "\": expected auto, naive, tiled or register_blocked"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown SGEMM variant \"", options.sgemm_variant,
+        "\": expected auto, naive, tiled, register_blocked or warp_tiled"));
   }
   kernels::TransposeVariant transpose_variant;
   if (!kernels::ParseTransposeVariant(options.transpose_variant.c_str(),

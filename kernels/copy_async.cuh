@@ -1,0 +1,32 @@
+// Asynchronous global-to-shared copies (cp.async, sm_80 and later): the
+// bytes go straight to shared memory without passing through registers.
+#ifndef MATSERVE_KERNELS_COPY_ASYNC_CUH_
+#define MATSERVE_KERNELS_COPY_ASYNC_CUH_
+
+namespace matserve::kernels {
+
+// Copies 16 (4) bytes from global `src` to shared `dst` without holding them
+// in registers; where `valid` is false it reads nothing and writes zeros.
+__device__ inline void CopyAsync16(float* dst, const float* src, bool valid) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
+               "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ inline void CopyAsync4(float* dst, const float* src, bool valid) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared),
+               "l"(src), "r"(valid ? 4 : 0));
+}
+__device__ inline void CopyAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+// Waits until at most kPending of this thread's committed groups are in
+// flight.
+template <int kPending>
+__device__ inline void CopyAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+}  // namespace matserve::kernels
+
+#endif  // MATSERVE_KERNELS_COPY_ASYNC_CUH_

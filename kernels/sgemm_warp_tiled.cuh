@@ -1,0 +1,285 @@
+// Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 of C per
+// thread, operands copied into a ring of shared-memory stages by cp.async
+// several K steps ahead, and an optional split of K across blocks.
+#ifndef MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
+#define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
+
+#include <cstdint>
+
+#include "kernels/copy_async.cuh"
+
+namespace matserve::kernels {
+
+// A block computes a kBlockM x kBlockN tile of C in steps of kBlockK along K,
+// with kStages steps in shared memory (the next kStages - 1 in flight while
+// one is computed). Each warp owns a kWarpM x kWarpN piece of the tile and
+// each lane an 8 x 8 block of that; a lane reads its A fragment kFragK
+// columns at a time (one 4-, 8- or 16-byte read per row).
+template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpM_, int kWarpN_,
+          int kStages_, int kMinBlocksPerSm_, int kFragK_ = 2>
+struct WarpTiledShape {
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kBlockK = kBlockK_;
+  static constexpr int kWarpM = kWarpM_;
+  static constexpr int kWarpN = kWarpN_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
+  static constexpr int kFragK = kFragK_;
+
+  // A lane's columns are two runs of 4, kWarpN / 2 apart; its rows are 8,
+  // kLanesM apart. So the lanes of a warp read 8 consecutive rows of A (or
+  // 4) and kLanesN consecutive runs of B at once.
+  static constexpr int kLanesN = kWarpN / 8;
+  static constexpr int kLanesM = 32 / kLanesN;
+  static constexpr int kWarpsM = kBlockM / kWarpM;
+  static constexpr int kWarpsN = kBlockN / kWarpN;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+
+  // A is staged as it lies in memory (row-major, so 16-byte copies work);
+  // its rows are padded to an odd number of 16-byte units, which puts the 8
+  // consecutive rows a warp reads in different banks.
+  static constexpr int kPitchA = kBlockK + 4;
+  static constexpr int kStageFloats = kBlockM * kPitchA + kBlockK * kBlockN;
+  static constexpr int kSharedBytes = kStages * kStageFloats * 4;
+  // 16-byte runs of A and of B that each thread copies per step.
+  static constexpr int kRunsA = kBlockM * kBlockK / 4 / kThreads;
+  static constexpr int kRunsB = kBlockK * kBlockN / 4 / kThreads;
+
+  static_assert(kLanesN * kLanesM == 32 && kLanesM * 8 == kWarpM,
+                "32 lanes of 8 x 8 cover the warp tile");
+  static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0,
+                "whole warp tiles per block tile");
+  static_assert(kPitchA / 4 % 2 == 1, "odd 16-byte units per row of A");
+  static_assert(kRunsA * kThreads * 4 == kBlockM * kBlockK &&
+                    kRunsB * kThreads * 4 == kBlockK * kBlockN,
+                "every thread copies the same number of whole runs");
+  static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
+  static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
+};
+
+template <int kWidth>
+struct FloatVector;
+template <>
+struct FloatVector<1> {
+  using Type = float;
+};
+template <>
+struct FloatVector<2> {
+  using Type = float2;
+};
+template <>
+struct FloatVector<4> {
+  using Type = float4;
+};
+
+// Adds `v` to c[0..3] (16-byte aligned), as one vector atomic where the
+// architecture has it.
+__device__ inline void AtomicAdd4(float* c, float4 v) {
+#if __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float4*>(c), v);
+#else
+  atomicAdd(c, v.x), atomicAdd(c + 1, v.y);
+  atomicAdd(c + 2, v.z), atomicAdd(c + 3, v.w);
+#endif
+}
+
+// C_i = A_i * B_i for a strided batch (problem i's A at a + i * stride_a, and
+// so on; a single product is a batch of one), row-major, any sizes.
+//
+// The grid is one-dimensional: problem by problem, split by split, tile by
+// tile. With kSplitK, split s covers K steps [s, s + 1) * k_per_split (a
+// multiple of kBlockK) and adds its partial tile into C with atomics, so C
+// must be zero beforehand; otherwise splits == 1 and C is stored. Tiles are
+// visited in groups of kGroup tile rows, column by column inside a group, so
+// that the blocks resident at one time share their A rows and B columns in L2.
+//
+// kVectorized: K % 4 == 0, N % 4 == 0 and A, B, C 16-byte aligned, so a run
+// of 4 along K (A) or N (B, C) is wholly inside or outside the matrix (or the
+// split), and 16-byte accesses are legal. Otherwise every element is copied
+// and stored on its own, each checked. Out-of-range elements are staged as
+// zero; A's and B's K-edges coincide, so a padding zero only meets another
+// padding zero or an output that is never stored.
+template <typename S, bool kVectorized, bool kSplitK, int kGroup>
+__global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
+    SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
+                         const float* __restrict__ a, int64_t stride_a,
+                         const float* __restrict__ b, int64_t stride_b,
+                         float* __restrict__ c, int64_t stride_c,
+                         int64_t tiles_m, int64_t tiles_n, int64_t splits,
+                         int64_t k_per_split) {
+  extern __shared__ float4 shared_words[];
+  float* const shared = reinterpret_cast<float*>(shared_words);
+
+  const int64_t tiles = tiles_m * tiles_n;
+  const int64_t problem = blockIdx.x / (tiles * splits);
+  const int64_t split = blockIdx.x / tiles % splits;
+  a += problem * stride_a;
+  b += problem * stride_b;
+  c += problem * stride_c;
+
+  const int64_t tile = blockIdx.x % tiles;
+  const int64_t tiles_per_group = int64_t{kGroup} * tiles_n;
+  const int64_t first_row = tile / tiles_per_group * kGroup;
+  const int64_t rows_in_group =
+      tiles_m - first_row < kGroup ? tiles_m - first_row : kGroup;
+  const int64_t in_group = tile % tiles_per_group;
+  const int64_t block_row = (first_row + in_group % rows_in_group) * S::kBlockM;
+  const int64_t block_col = in_group / rows_in_group * S::kBlockN;
+
+  // K positions fit in an int (the launcher checks).
+  const int k_begin = static_cast<int>(split * k_per_split);
+  const int k_end =
+      static_cast<int>(k - k_begin < k_per_split ? k : k_begin + k_per_split);
+  const int steps = (k_end - k_begin + S::kBlockK - 1) / S::kBlockK;
+
+  // This thread's copies: runs of A at rows a_row + r * kRowsA (r <
+  // kRunsA), columns a_col..+3 of the step; runs of B at rows b_row + r *
+  // kRowsB, columns b_col..+3. The sources advance one step at a time.
+  const int tid = threadIdx.x;
+  constexpr int kRunsPerRowA = S::kBlockK / 4;
+  constexpr int kRunsPerRowB = S::kBlockN / 4;
+  constexpr int kRowsA = S::kThreads / kRunsPerRowA;
+  constexpr int kRowsB = S::kThreads / kRunsPerRowB;
+  static_assert(S::kThreads % kRunsPerRowB == 0, "a run's column is fixed");
+  const int a_row = tid / kRunsPerRowA;
+  const int a_col = tid % kRunsPerRowA * 4;
+  const int b_row = tid / kRunsPerRowB;
+  const int b_col = tid % kRunsPerRowB * 4;
+  const float* a_src = a + (block_row + a_row) * k + k_begin + a_col;
+  const float* b_src = b + (k_begin + b_row) * n + block_col + b_col;
+  int k_step = k_begin;  // the first K index of the next step copied
+  auto run_length = [](int64_t left) {  // of a run with `left` elements ahead
+    return left < 0 ? 0 : left > 4 ? 4 : static_cast<int>(left);
+  };
+  const int b_length = run_length(n - block_col - b_col);
+
+  // Copies the first `length` elements at src into dst and zeros the rest
+  // of the run, reading nothing for them (the address given is then the
+  // matrix's own).
+  auto copy_run = [](float* dst, const float* matrix, const float* src,
+                     int length) {
+    if constexpr (kVectorized) {
+      CopyAsync16(dst, length > 0 ? src : matrix, length > 0);
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        CopyAsync4(dst + q, q < length ? src + q : matrix, q < length);
+      }
+    }
+  };
+  auto copy_step = [&](int stage) {
+    float* a_stage = shared + stage * S::kStageFloats;
+    float* b_stage = a_stage + S::kBlockM * S::kPitchA;
+    const int a_length = run_length(k_end - k_step - a_col);
+#pragma unroll
+    for (int r = 0; r < S::kRunsA; ++r) {
+      const int row = a_row + r * kRowsA;
+      copy_run(&a_stage[row * S::kPitchA + a_col], a, a_src + r * kRowsA * k,
+               block_row + row < m ? a_length : 0);
+    }
+#pragma unroll
+    for (int r = 0; r < S::kRunsB; ++r) {
+      const int row = b_row + r * kRowsB;
+      copy_run(&b_stage[row * S::kBlockN + b_col], b, b_src + r * kRowsB * n,
+               k_step + row < k_end ? b_length : 0);
+    }
+    a_src += S::kBlockK;
+    b_src += S::kBlockK * n;
+    k_step += S::kBlockK;
+  };
+
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int lane_m = lane / S::kLanesN;
+  const int lane_n = lane % S::kLanesN;
+  const int warp_row = warp / S::kWarpsN * S::kWarpM + lane_m;
+  const int warp_col = warp % S::kWarpsN * S::kWarpN + lane_n * 4;
+
+  float acc[8][8] = {};
+  auto compute_step = [&](int stage) {
+    const float* a_stage = shared + stage * S::kStageFloats;
+    const float* b_stage = a_stage + S::kBlockM * S::kPitchA;
+    using FragK = typename FloatVector<S::kFragK>::Type;
+#pragma unroll
+    for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
+      float a_frag[8][S::kFragK];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        *reinterpret_cast<FragK*>(a_frag[i]) = *reinterpret_cast<const FragK*>(
+            &a_stage[(warp_row + i * S::kLanesM) * S::kPitchA + kk]);
+      }
+#pragma unroll
+      for (int q = 0; q < S::kFragK; ++q) {
+        float b_frag[8];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          *reinterpret_cast<float4*>(&b_frag[h * 4]) =
+              *reinterpret_cast<const float4*>(
+                  &b_stage[(kk + q) * S::kBlockN + warp_col +
+                           h * (S::kWarpN / 2)]);
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+            acc[i][j] = fmaf(a_frag[i][q], b_frag[j], acc[i][j]);
+        }
+      }
+    }
+  };
+
+  // The ring: step s lives in stage s % kStages. One commit per step (empty
+  // past the last) keeps "at most kStages - 2 pending" meaning "step s has
+  // landed".
+#pragma unroll
+  for (int s = 0; s < S::kStages - 1; ++s) {
+    if (s < steps) copy_step(s);
+    CopyAsyncCommit();
+  }
+  for (int s = 0; s < steps; ++s) {
+    CopyAsyncWait<S::kStages - 2>();
+    // Step s is visible to all, and step s - 1's stage, which the copy below
+    // refills, has been read by all.
+    __syncthreads();
+    const int ahead = s + S::kStages - 1;
+    if (ahead < steps) copy_step(ahead % S::kStages);
+    CopyAsyncCommit();
+    compute_step(s % S::kStages);
+  }
+
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t row = block_row + warp_row + i * S::kLanesM;
+    if (row >= m) continue;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
+      const float* v = &acc[i][h * 4];
+      float* out = &c[row * n + col];
+      if constexpr (kVectorized) {
+        if (col >= n) continue;
+        const float4 v4 = make_float4(v[0], v[1], v[2], v[3]);
+        if constexpr (kSplitK) {
+          AtomicAdd4(out, v4);
+        } else {
+          *reinterpret_cast<float4*>(out) = v4;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (col + j >= n) continue;
+          if constexpr (kSplitK) {
+            atomicAdd(out + j, v[j]);
+          } else {
+            out[j] = v[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace matserve::kernels
+
+#endif  // MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
