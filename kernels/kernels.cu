@@ -191,7 +191,9 @@ cudaError_t TransposeTiled(int64_t rows, int64_t cols, const float* in,
 // an H200 (docs/benchmarks.md): 64 x 64 tiles of 512 threads (8 elements per
 // thread) beat 256 and 1024 threads, 128 x 64 and 64 x 128 tiles on the 16-byte
 // path; the element-wise path keeps more bytes in flight with 128 x 32 tiles
-// of 256 threads, and groups of 64 tile rows gained 3-6% there.
+// of 256 threads, and groups of 64 tile rows gained 3-6% there. (On the
+// 16-byte path a sweep measured groups of 64 about 1% ahead of 16, not yet
+// confirmed by the benchmark.)
 template <int kRows, int kCols, int kThreads, int64_t kGroupRows>
 struct LargeTileShape {
   static constexpr int kTileRows = kRows, kTileCols = kCols;
@@ -236,10 +238,10 @@ cudaError_t TransposeLargeTile(int64_t rows, int64_t cols, const float* in,
 }
 
 // The packed kernel's shape: threads per block and elements staged per block.
-// Measured on an H200 (docs/benchmarks.md): 512 threads and 4096 elements
-// were within a few percent of the best of 64-512 threads and 1024-8192
-// elements on every batch measured (8 x 8 to 1000 x 3), and they take
-// matrices up to 4093 elements.
+// Measured on an H200 (docs/benchmarks.md): of 64-512 threads and 1024-8192
+// elements, 512 threads and 4096 elements were the best or within 4 points
+// of it on every batch measured (8 x 8 to 1000 x 3) but 16 x 16 / 4096, and
+// they take matrices up to 4093 elements.
 struct PackedShape {
   static constexpr int kThreads = 512, kCapacity = 4096;
   // The largest matrix it takes: a block's range may start 3 elements into
@@ -448,9 +450,9 @@ cudaError_t TransposeStridedBatched(int64_t rows, int64_t cols, const float* in,
                            stream);
       }
       // Measured on an H200 (docs/benchmarks.md). Small matrices: the packed
-      // kernel (16 x 16 / 4096: 96% of a copy against 66% for the wide
-      // kernel), except where they are whole 32 x 32 tiles (32 x 32 / 4096:
-      // the wide kernel 93%, packed 88%).
+      // kernel (16 x 16 / 65536: 96% of a copy against 49% for the wide
+      // kernel; 33 x 17 / 4096: 88% against 44%), except where they are whole
+      // 32 x 32 tiles (32 x 32 / 4096: the wide kernel 94%, packed 89%).
       if (rows * cols <= PackedShape::kMaxSize) {
         const bool whole_tiles = rows % 32 == 0 && cols % 32 == 0;
         if (!whole_tiles) {
@@ -463,8 +465,8 @@ cudaError_t TransposeStridedBatched(int64_t rows, int64_t cols, const float* in,
                                             out_stride, batch, stream);
         }
       }
-      // Larger ones: 64 x 64 tiles (4096 x 4096: 94% of a copy against 90%
-      // for the wide kernel; 4093 x 4099: 90% against 69% for the tiled one).
+      // Larger ones: 64 x 64 tiles (8192 x 8192: 94% of a copy against 88%
+      // for the wide kernel; 4093 x 4099: 91% against 67% for the tiled one).
       return TransposeLargeTile(rows, cols, in, in_stride, out, out_stride,
                                 batch, stream);
     case TransposeVariant::kPacked:
