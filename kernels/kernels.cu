@@ -14,6 +14,10 @@
 #include "kernels/transpose_tiled.cuh"
 #include "kernels/transpose_wide.cuh"
 
+// The transpose rungs past the first two.
+#include "kernels/transpose_large_tile.cuh"
+#include "kernels/transpose_packed.cuh"
+
 namespace matserve::kernels {
 namespace {
 
@@ -285,6 +289,112 @@ cudaError_t TransposeTiled(int64_t rows, int64_t cols, const float* in,
   return cudaGetLastError();
 }
 
+// The large-tile kernel's shapes, one for the 16-byte path and one for the
+// element-wise path, with the number of tile rows taken together. Measured on
+// an H200 (docs/benchmarks.md): 64 x 64 tiles of 512 threads (8 elements per
+// thread) beat 256 and 1024 threads, 128 x 64 and 64 x 128 tiles on the 16-byte
+// path; the element-wise path keeps more bytes in flight with 128 x 32 tiles
+// of 256 threads, and groups of 64 tile rows gained 3-6% there. (On the
+// 16-byte path a sweep measured groups of 64 about 1% ahead of 16, not yet
+// confirmed by the benchmark.)
+template <int kRows, int kCols, int kThreads, int64_t kGroupRows>
+struct LargeTileShape {
+  static constexpr int kTileRows = kRows, kTileCols = kCols;
+  static constexpr int kBlockThreads = kThreads;
+  static constexpr int64_t kGroup = kGroupRows;
+};
+using LargeTileVector = LargeTileShape<64, 64, 512, 16>;
+using LargeTileScalar = LargeTileShape<128, 32, 256, 64>;
+
+template <typename S, bool kVectorized>
+cudaError_t LaunchLargeTile(int64_t rows, int64_t cols, const float* in,
+                            int64_t in_stride, float* out, int64_t out_stride,
+                            int64_t batch, cudaStream_t stream) {
+  TransposeTiling t{rows,
+                    cols,
+                    in,
+                    in_stride,
+                    out,
+                    out_stride,
+                    CeilDiv(rows, S::kTileRows),
+                    CeilDiv(cols, S::kTileCols),
+                    0,
+                    S::kGroup};
+  t.tiles = GridBlocks(t.tiles_rows * t.tiles_cols, batch);
+  if (t.tiles < 0) return cudaErrorInvalidConfiguration;
+  TransposeLargeTileKernel<S::kTileRows, S::kTileCols, S::kBlockThreads,
+                           kVectorized>
+      <<<static_cast<unsigned>(t.tiles), S::kBlockThreads, 0, stream>>>(t);
+  return cudaGetLastError();
+}
+
+cudaError_t TransposeLargeTile(int64_t rows, int64_t cols, const float* in,
+                               int64_t in_stride, float* out,
+                               int64_t out_stride, int64_t batch,
+                               cudaStream_t stream) {
+  return Vectorizable(in, cols, in_stride) &&
+                 Vectorizable(out, rows, out_stride)
+             ? LaunchLargeTile<LargeTileVector, true>(
+                   rows, cols, in, in_stride, out, out_stride, batch, stream)
+             : LaunchLargeTile<LargeTileScalar, false>(
+                   rows, cols, in, in_stride, out, out_stride, batch, stream);
+}
+
+// The packed kernel's shape: threads per block and elements staged per block.
+// Measured on an H200 (docs/benchmarks.md): of 64-512 threads and 1024-8192
+// elements, 512 threads and 4096 elements were the best or within 4 points
+// of it on every batch measured (8 x 8 to 1000 x 3) but 16 x 16 / 4096, and
+// they take matrices up to 4093 elements.
+struct PackedShape {
+  static constexpr int kThreads = 512, kCapacity = 4096;
+  // The largest matrix it takes: a block's range may start 3 elements into
+  // a 16-byte word.
+  static constexpr int64_t kMaxSize = kCapacity - 3;
+};
+
+template <bool kVectorizedIn, bool kVectorizedOut>
+cudaError_t LaunchPacked(const PackedTransposeArgs& a, cudaStream_t stream) {
+  using S = PackedShape;
+  const int64_t blocks = CeilDiv(a.batch, a.per_block);
+  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+  TransposePackedKernel<S::kThreads, S::kCapacity, kVectorizedIn,
+                        kVectorizedOut>
+      <<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(a);
+  return cudaGetLastError();
+}
+
+// Small matrices (rows * cols <= PackedShape::kMaxSize) only.
+cudaError_t TransposePacked(int64_t rows, int64_t cols, const float* in,
+                            int64_t in_stride, float* out, int64_t out_stride,
+                            int64_t batch, cudaStream_t stream) {
+  using S = PackedShape;
+  const int64_t size = rows * cols;
+  PackedTransposeArgs a{rows,
+                        cols,
+                        in,
+                        in_stride,
+                        out,
+                        out_stride,
+                        batch,
+                        std::max<int64_t>(1, S::kMaxSize / size),
+                        FastDivisor::For(static_cast<uint32_t>(size)),
+                        FastDivisor::For(static_cast<uint32_t>(rows))};
+  // A dense side (stride == size, or a batch of one) on 16 bytes moves
+  // 16-byte words.
+  const bool dense_in = in_stride == size || batch == 1;
+  const bool dense_out = out_stride == size || batch == 1;
+  const bool vector_in = dense_in && Aligned16(in);
+  const bool vector_out = dense_out && Aligned16(out);
+  if (vector_in) a.in_stride = size;
+  if (vector_out) a.out_stride = size;
+  if (vector_in) {
+    return vector_out ? LaunchPacked<true, true>(a, stream)
+                      : LaunchPacked<true, false>(a, stream);
+  }
+  return vector_out ? LaunchPacked<false, true>(a, stream)
+                    : LaunchPacked<false, false>(a, stream);
+}
+
 // A 1 x N or N x 1 matrix has the same bytes as its transpose.
 cudaError_t CopyVectors(int64_t count, const float* in, int64_t in_stride,
                         float* out, int64_t out_stride, int64_t batch,
@@ -414,6 +524,10 @@ const char* TransposeVariantName(TransposeVariant variant) {
       return "tiled";
     case TransposeVariant::kWide:
       return "wide";
+    case TransposeVariant::kLargeTile:
+      return "large_tile";
+    case TransposeVariant::kPacked:
+      return "packed";
   }
   return "unknown";
 }
@@ -435,15 +549,35 @@ cudaError_t TransposeStridedBatched(int64_t rows, int64_t cols, const float* in,
         return CopyVectors(rows * cols, in, in_stride, out, out_stride, batch,
                            stream);
       }
-      // Measured on an H200 (docs/benchmarks.md): the wide kernel's
-      // element-wise path (sizes not multiples of 4) is slower than the
-      // tiled kernel (4093x4099: 61% of memcpy against 69%).
-      if (!Vectorizable(in, cols, in_stride) ||
-          !Vectorizable(out, rows, out_stride)) {
-        return TransposeTiled(rows, cols, in, in_stride, out, out_stride, batch,
-                              stream);
+      // Measured on an H200 (docs/benchmarks.md). Small matrices: the packed
+      // kernel (16 x 16 / 65536: 96% of a copy against 49% for the wide
+      // kernel; 33 x 17 / 4096: 88% against 44%), except where they are whole
+      // 32 x 32 tiles (32 x 32 / 4096: the wide kernel 94%, packed 89%).
+      if (rows * cols <= PackedShape::kMaxSize) {
+        const bool whole_tiles = rows % 32 == 0 && cols % 32 == 0;
+        if (!whole_tiles) {
+          return TransposePacked(rows, cols, in, in_stride, out, out_stride,
+                                 batch, stream);
+        }
+        if (Vectorizable(in, cols, in_stride) &&
+            Vectorizable(out, rows, out_stride)) {
+          return TransposeWide<32, 128, 16>(rows, cols, in, in_stride, out,
+                                            out_stride, batch, stream);
+        }
+      }
+      // Larger ones: 64 x 64 tiles (8192 x 8192: 94% of a copy against 88%
+      // for the wide kernel; 4093 x 4099: 91% against 67% for the tiled one).
+      return TransposeLargeTile(rows, cols, in, in_stride, out, out_stride,
+                                batch, stream);
+    case TransposeVariant::kPacked:
+      if (rows * cols <= PackedShape::kMaxSize) {
+        return TransposePacked(rows, cols, in, in_stride, out, out_stride,
+                               batch, stream);
       }
       [[fallthrough]];
+    case TransposeVariant::kLargeTile:
+      return TransposeLargeTile(rows, cols, in, in_stride, out, out_stride,
+                                batch, stream);
     case TransposeVariant::kWide:
       return TransposeWide<32, 128, 16>(rows, cols, in, in_stride, out,
                                         out_stride, batch, stream);

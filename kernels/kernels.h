@@ -75,15 +75,20 @@ cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
 
 // The rungs of the transpose ladder; kAuto picks by shape.
 enum class TransposeVariant {
-  kAuto,   // a copy for a vector (1 x N and N x 1 share their layout), kWide
-           // where 16-byte accesses are legal, else kTiled
-  kTiled,  // a 32 x 32 padded tile, one element at a time
-  kWide,   // 32 x 32 padded tiles, 4-element runs, 16-byte where aligned
+  kAuto,       // a copy for a vector (1 x N and N x 1 share their layout),
+               // kPacked for batches of small matrices, else kLargeTile
+  kTiled,      // a 32 x 32 padded tile, one element at a time
+  kWide,       // 32 x 32 padded tiles, 4-element runs, 16-byte where aligned
+  kLargeTile,  // 64 x 64 padded tiles (128 x 32 element-wise), 8-16
+               // elements per thread, 16-byte where aligned
+  kPacked,     // several whole small matrices per block (larger ones: as
+               // kLargeTile)
 };
 inline constexpr TransposeVariant kTransposeVariants[] = {
-    TransposeVariant::kTiled, TransposeVariant::kWide};
+    TransposeVariant::kTiled, TransposeVariant::kWide,
+    TransposeVariant::kLargeTile, TransposeVariant::kPacked};
 
-// "auto", "tiled", "wide".
+// "auto", "tiled", "wide", "large_tile", "packed".
 const char* TransposeVariantName(TransposeVariant variant);
 // The variant TransposeVariantName calls `name`; false for no such name.
 bool ParseTransposeVariant(const char* name, TransposeVariant* variant);

@@ -55,7 +55,7 @@ ABSL_FLAG(
     "| register_blocked | warp_tiled); auto picks by shape");
 ABSL_FLAG(std::string, transpose_variant, "auto",
           "CUDA backend, for experiments: force one transpose kernel (tiled | "
-          "wide); auto picks by shape");
+          "wide | large_tile | packed); auto picks by shape");
 ABSL_FLAG(uint64_t, max_queue_requests, 1024,
           "requests waiting for a worker before new ones get "
           "RESOURCE_EXHAUSTED");
@@ -238,7 +238,7 @@ absl::Status CheckFlags() {
             {"auto", "naive", "tiled", "register_blocked", "warp_tiled"}},
         {"transpose_variant",
          absl::GetFlag(FLAGS_transpose_variant),
-         {"auto", "tiled", "wide"}}}) {
+         {"auto", "tiled", "wide", "large_tile", "packed"}}}) {
     if (std::find(names.begin(), names.end(), value) == names.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--", flag, "=", value, ": expected ", absl::StrJoin(names, ", ")));

@@ -112,7 +112,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 constexpr kernels::TransposeVariant kTransposeVariantsAndAuto[] = {
     kernels::TransposeVariant::kAuto, kernels::TransposeVariant::kTiled,
-    kernels::TransposeVariant::kWide};
+    kernels::TransposeVariant::kWide, kernels::TransposeVariant::kLargeTile,
+    kernels::TransposeVariant::kPacked};
 
 class GpuTranspose : public GpuTest,
                      public ::testing::WithParamInterface<
@@ -131,11 +132,15 @@ TEST_P(GpuTranspose, IsBitExact) {
 }
 
 // Vectors both ways (a copy under kAuto), shapes whose sizes are multiples of
-// 4 (the wide kernel's 16-byte path) with ragged tiles, and the odd shapes'
-// m x n, each once.
+// 4 (the 16-byte paths) with ragged 32- and 64-tiles, sides one short of and
+// one past a tile, primes, one matrix small enough for the packed kernel, and
+// the odd shapes' m x n, each once.
 std::vector<Shape> TransposeShapes() {
-  std::vector<Shape> shapes = {
-      {1, 0, 4097}, {4097, 0, 1}, {68, 0, 132}, {4, 0, 260}};
+  std::vector<Shape> shapes = {{1, 0, 4097}, {4097, 0, 1},  {68, 0, 132},
+                               {4, 0, 260},  {260, 0, 4},   {63, 0, 65},
+                               {65, 0, 63},  {128, 0, 192}, {2, 0, 3},
+                               {61, 0, 59},  {1021, 0, 67}, {67, 0, 1021},
+                               {16, 0, 16},  {1000, 0, 3},  {4093, 0, 4099}};
   for (const Shape& s : matserve::testing::OddShapes()) {
     if (std::none_of(shapes.begin(), shapes.end(), [&](const Shape& t) {
           return t.m == s.m && t.n == s.n;
@@ -363,14 +368,85 @@ TEST_P(GpuBatchedTranspose, EveryMatrixIsBitExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuBatchedTranspose,
+    ::testing::Combine(
+        ::testing::ValuesIn(kTransposeVariantsAndAuto),
+        ::testing::Values(
+            BatchCase{{1, 0, 1}, 3, 0}, BatchCase{{16, 0, 16}, 5, 0},
+            BatchCase{{33, 0, 17}, 4, 1}, BatchCase{{1, 0, 37}, 3, 1},
+            BatchCase{{37, 0, 1}, 3, 0}, BatchCase{{68, 0, 132}, 2, 0},
+            BatchCase{{130, 0, 67}, 2, 1},
+            // Several blocks of the packed
+            // kernel, dense and with gaps, ranges
+            // that start inside 16-byte words.
+            BatchCase{{16, 0, 16}, 300, 0}, BatchCase{{16, 0, 16}, 37, 1},
+            BatchCase{{33, 0, 17}, 101, 0}, BatchCase{{33, 0, 17}, 29, 3},
+            BatchCase{{1000, 0, 3}, 7, 0}, BatchCase{{3, 0, 1000}, 5, 2},
+            BatchCase{{2, 0, 3}, 1001, 0}, BatchCase{{61, 0, 67}, 3, 0},
+            BatchCase{{64, 0, 64}, 5, 0}, BatchCase{{65, 0, 63}, 3, 4})),
+    [](const auto& info) {
+      return std::string(
+                 kernels::TransposeVariantName(std::get<0>(info.param))) +
+             "_" + BatchCaseName(std::get<1>(info.param));
+    });
+
+// Matrices that start off 16 bytes (out three elements in; in one element in
+// for an odd count, else four, on 16 bytes): every
+// variant must fall back to accesses that are legal there, and write neither
+// before nor after its output.
+class GpuTransposeMisaligned
+    : public GpuTest,
+      public ::testing::WithParamInterface<
+          std::tuple<kernels::TransposeVariant, BatchCase>> {};
+
+TEST_P(GpuTransposeMisaligned, IsBitExact) {
+  const auto [variant, c] = GetParam();
+  const uint32_t rows = c.shape.m, cols = c.shape.n;
+  const uint64_t in_offset = c.count % 2 == 1 ? 1 : 4;
+  constexpr uint64_t kOutOffset = 3, kTail = 5;
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  std::vector<Matrix> inputs;
+  for (uint32_t i = 0; i < c.count; ++i) {
+    inputs.push_back(
+        matserve::testing::MatrixWithSpecialValues(rows, cols, rng));
+  }
+  const uint64_t size = uint64_t{rows} * cols;
+  const uint64_t stride = size + c.gap;
+  std::vector<float> packed = Pack(inputs, stride);
+  packed.insert(packed.begin(), in_offset, 0.0f);
+  DeviceVector din(packed), dout(kOutOffset + c.count * stride + kTail);
+  ASSERT_CUDA_OK(kernels::TransposeStridedBatched(
+      rows, cols, din.get() + in_offset, stride, dout.get() + kOutOffset,
+      stride, c.count, nullptr, variant));
+  ASSERT_CUDA_OK(cudaDeviceSynchronize());
+  const std::vector<float> all = dout.ToHost();
+  for (uint64_t i : {uint64_t{0}, uint64_t{1}, uint64_t{2}}) {
+    uint32_t bits;
+    std::memcpy(&bits, &all[i], 4);
+    EXPECT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " before out written";
+  }
+  for (uint64_t i = all.size() - kTail; i < all.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &all[i], 4);
+    EXPECT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " after out written";
+  }
+  const std::vector<float> out(all.begin() + kOutOffset, all.end() - kTail);
+  for (uint32_t i = 0; i < c.count; ++i) {
+    SCOPED_TRACE("matrix " + std::to_string(i));
+    matserve::testing::ExpectExactTranspose(
+        inputs[i], {out.begin() + i * stride, out.begin() + i * stride + size});
+  }
+  ExpectGapsUnwritten(out, size, stride);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GpuTransposeMisaligned,
     ::testing::Combine(::testing::ValuesIn(kTransposeVariantsAndAuto),
-                       ::testing::Values(BatchCase{{1, 0, 1}, 3, 0},
-                                         BatchCase{{16, 0, 16}, 5, 0},
-                                         BatchCase{{33, 0, 17}, 4, 1},
-                                         BatchCase{{1, 0, 37}, 3, 1},
-                                         BatchCase{{37, 0, 1}, 3, 0},
-                                         BatchCase{{68, 0, 132}, 2, 0},
-                                         BatchCase{{130, 0, 67}, 2, 1})),
+                       ::testing::Values(BatchCase{{36, 0, 40}, 1, 0},
+                                         BatchCase{{68, 0, 132}, 3, 0},
+                                         BatchCase{{16, 0, 16}, 41, 0},
+                                         BatchCase{{33, 0, 17}, 13, 0},
+                                         BatchCase{{16, 0, 16}, 40, 0},
+                                         BatchCase{{4, 0, 4}, 10, 0})),
     [](const auto& info) {
       return std::string(
                  kernels::TransposeVariantName(std::get<0>(info.param))) +

@@ -56,8 +56,14 @@ constexpr double kMinSampleMs = 0.1;
 constexpr int kMaxBatch = 100;
 constexpr int kCheckedSamples = 256;
 // The transpose rows: every rung, then what kAuto picks (a copy for vectors).
+// One matrix is too large for the packed kernel (it would run as large_tile).
 constexpr TransposeVariant kAllTransposeVariants[] = {
-    TransposeVariant::kTiled, TransposeVariant::kWide, TransposeVariant::kAuto};
+    TransposeVariant::kTiled, TransposeVariant::kWide,
+    TransposeVariant::kLargeTile, TransposeVariant::kAuto};
+constexpr TransposeVariant kAllBatchedTransposeVariants[] = {
+    TransposeVariant::kTiled, TransposeVariant::kWide,
+    TransposeVariant::kLargeTile, TransposeVariant::kPacked,
+    TransposeVariant::kAuto};
 
 struct GemmShape {
   int64_t m, k, n;
@@ -89,11 +95,9 @@ struct Options {
       {128, 128, 128, 1024}, {256, 256, 256, 256}, {512, 512, 512, 64},
       {17, 31, 29, 4096}};
   std::vector<GroupedSet> grouped = {{1024, 64}, {256, 256}, {64, 1024}};
-  std::vector<BatchedTransposeShape> transpose_batched = {{16, 16, 4096},
-                                                          {64, 64, 4096},
-                                                          {256, 256, 256},
-                                                          {1000, 3, 1000},
-                                                          {33, 17, 4096}};
+  std::vector<BatchedTransposeShape> transpose_batched = {
+      {16, 16, 4096},  {16, 16, 65536}, {32, 32, 4096},  {64, 64, 4096},
+      {256, 256, 256}, {1000, 3, 1000}, {3, 1000, 1000}, {33, 17, 4096}};
   std::string csv_path;
 };
 
@@ -896,7 +900,7 @@ class KernelBench {
         }
       }
     }
-    for (TransposeVariant variant : kAllTransposeVariants) {
+    for (TransposeVariant variant : kAllBatchedTransposeVariants) {
       auto ours = [&](int64_t i) {
         CHECK(TransposeStridedBatched(rows, cols, in(i), items, out(i), items,
                                       count, stream_, variant));

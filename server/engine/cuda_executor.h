@@ -36,8 +36,8 @@ struct CudaExecutorOptions {
   // its own memory instead. The engine's max_batch_bytes bounds the rest.
   uint64_t max_staged_bytes = uint64_t{64} << 20;
   // Kernel variants by name (kernels.h: "auto", "naive", "tiled",
-  // "register_blocked"; "auto", "tiled", "wide"): anything but "auto" forces
-  // that variant for every shape, for experiments.
+  // "register_blocked"; "auto", "tiled", "wide", "large_tile", "packed"):
+  // anything but "auto" forces that variant for every shape, for experiments.
   std::string sgemm_variant = "auto";
   std::string transpose_variant = "auto";
 };
