@@ -303,7 +303,7 @@ struct LargeTileShape {
   static constexpr int kBlockThreads = kThreads;
   static constexpr int64_t kGroup = kGroupRows;
 };
-using LargeTileVector = LargeTileShape<64, 64, 512, 16>;
+using LargeTileVector = LargeTileShape<64, 64, 512, 64>;
 using LargeTileScalar = LargeTileShape<128, 32, 256, 64>;
 
 template <typename S, bool kVectorized>

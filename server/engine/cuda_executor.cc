@@ -437,7 +437,7 @@ absl::StatusOr<std::vector<std::unique_ptr<Executor>>> MakeCudaExecutors(
                                       &transpose_variant)) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown transpose variant \"", options.transpose_variant,
-                     "\": expected auto, tiled or wide"));
+                     "\": expected auto, tiled, wide, large_tile or packed"));
   }
   absl::StatusOr<int> devices = CudaDeviceCount();
   if (!devices.ok()) return absl::UnavailableError(devices.status().message());
