@@ -141,13 +141,15 @@ cudaError_t AllowSharedMemory(int bytes) {
   return cudaSuccess;
 }
 
-template <typename S, bool kVectorized, bool kSplitK>
+// One launch of the warp-tiled kernel for p, its 16-byte paths chosen at
+// compile time (kVectorA: along K in A; kVectorBC: along N in B and C).
+template <typename S, bool kVectorA, bool kVectorBC, bool kSplitK>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
   constexpr int kGroup = 8;
   constexpr auto kKernel =
-      SgemmWarpTiledKernel<S, kVectorized, kSplitK, kGroup>;
+      SgemmWarpTiledKernel<S, kVectorA, kVectorBC, kSplitK, kGroup>;
   const int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
@@ -159,8 +161,24 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   return cudaGetLastError();
 }
 
+template <typename S, bool kSplitK>
+cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                            int64_t splits, int64_t k_per_split,
+                            cudaStream_t stream) {
+  const bool vector_a = Vectorizable(p.a, p.k, p.stride_a);
+  const bool vector_bc =
+      Vectorizable(p.b, p.n, p.stride_b) && Vectorizable(p.c, p.n, p.stride_c);
+  auto launch = vector_a
+                    ? (vector_bc ? LaunchWarpTiled<S, true, true, kSplitK>
+                                 : LaunchWarpTiled<S, true, false, kSplitK>)
+                    : (vector_bc ? LaunchWarpTiled<S, false, true, kSplitK>
+                                 : LaunchWarpTiled<S, false, false, kSplitK>);
+  return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
+}
+
 // A single product whose tiles would leave most SMs idle splits K across
-// blocks (about two blocks per SM in all, at least kMinSplitK of K each),
+// blocks (enough to fill every SM's three resident blocks once, at least
+// kMinSplitK of K each),
 // which add their partial tiles into a zeroed C. A batch never splits.
 template <typename S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
@@ -169,27 +187,21 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t wanted = p.count > 1 ? 1 : 2 * sms / (tiles_m * tiles_n);
+  const int64_t wanted = p.count > 1 ? 1 : 3 * sms / (tiles_m * tiles_n);
   const int64_t splits =
       std::max<int64_t>(1, std::min(wanted, p.k / kMinSplitK));
   const int64_t k_per_split =
       CeilDiv(CeilDiv(p.k, splits), S::kBlockK) * S::kBlockK;
-  const bool vectorized = p.Vectorized();
   if (splits == 1) {
-    return vectorized ? LaunchWarpTiled<S, true, false>(p, tiles_m, tiles_n, 1,
-                                                        k_per_split, stream)
-                      : LaunchWarpTiled<S, false, false>(p, tiles_m, tiles_n, 1,
-                                                         k_per_split, stream);
+    return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, k_per_split,
+                                     stream);
   }
   if (cudaError_t error =
           cudaMemsetAsync(p.c, 0, p.m * p.n * sizeof(float), stream)) {
     return error;
   }
-  const int64_t used = CeilDiv(p.k, k_per_split);
-  return vectorized ? LaunchWarpTiled<S, true, true>(p, tiles_m, tiles_n, used,
-                                                     k_per_split, stream)
-                    : LaunchWarpTiled<S, false, true>(p, tiles_m, tiles_n, used,
-                                                      k_per_split, stream);
+  return LaunchWarpTiled<S, true>(
+      p, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
 }
 
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
@@ -198,6 +210,23 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   return p.n <= WarpTiledTall::kBlockN
              ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
              : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
+}
+
+// Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with K
+// split where its tiles are few, is ahead of the other rungs, except where
+// neither operand can take 16-byte copies and the register-blocked kernel's
+// tiles alone fill every SM (4095^3: 84% of cuBLAS against 81%).
+cudaError_t SgemmAuto(const Batch& p, cudaStream_t stream) {
+  if (!Vectorizable(p.a, p.k, p.stride_a) &&
+      !(Vectorizable(p.b, p.n, p.stride_b) &&
+        Vectorizable(p.c, p.n, p.stride_c))) {
+    int64_t sms = 0;
+    if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+    const int64_t tiles = CeilDiv(p.m, RegisterBlockedShape::kBlockM) *
+                          CeilDiv(p.n, RegisterBlockedShape::kBlockN);
+    if (tiles >= 2 * sms) return SgemmRegisterBlocked(p, stream);
+  }
+  return SgemmWarpTiled(p, stream);
 }
 
 // Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
@@ -462,9 +491,7 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
     case SgemmVariant::kAuto:
-      // Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with
-      // K split where the tiles are few, is ahead of the other rungs at every
-      // shape measured.
+      return SgemmAuto(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kWarpTiled:
       return SgemmWarpTiled(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kRegisterBlocked:

@@ -5,6 +5,7 @@
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/copy_async.cuh"
 
@@ -28,8 +29,8 @@ struct WarpTiledShape {
   static constexpr int kFragK = kFragK_;
 
   // A lane's columns are two runs of 4, kWarpN / 2 apart; its rows are 8,
-  // kLanesM apart. So the lanes of a warp read 8 consecutive rows of A (or
-  // 4) and kLanesN consecutive runs of B at once.
+  // kLanesM apart. So the lanes of a warp read kLanesM consecutive rows of A
+  // and kLanesN consecutive runs of B at once.
   static constexpr int kLanesN = kWarpN / 8;
   static constexpr int kLanesM = 32 / kLanesN;
   static constexpr int kWarpsM = kBlockM / kWarpM;
@@ -37,10 +38,11 @@ struct WarpTiledShape {
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
 
   // A is staged as it lies in memory (row-major, so 16-byte copies work);
-  // its rows are padded to an odd number of 16-byte units, which puts the 8
+  // its rows are padded to an odd number of 16-byte units, which puts the
   // consecutive rows a warp reads in different banks.
   static constexpr int kPitchA = kBlockK + 4;
-  static constexpr int kStageFloats = kBlockM * kPitchA + kBlockK * kBlockN;
+  static constexpr int kFloatsA = kBlockM * kPitchA;
+  static constexpr int kStageFloats = kFloatsA + kBlockK * kBlockN;
   static constexpr int kSharedBytes = kStages * kStageFloats * 4;
   // 16-byte runs of A and of B that each thread copies per step.
   static constexpr int kRunsA = kBlockM * kBlockK / 4 / kThreads;
@@ -94,13 +96,13 @@ __device__ inline void AtomicAdd4(float* c, float4 v) {
 // visited in groups of kGroup tile rows, column by column inside a group, so
 // that the blocks resident at one time share their A rows and B columns in L2.
 //
-// kVectorized: K % 4 == 0, N % 4 == 0 and A, B, C 16-byte aligned, so a run
-// of 4 along K (A) or N (B, C) is wholly inside or outside the matrix (or the
-// split), and 16-byte accesses are legal. Otherwise every element is copied
-// and stored on its own, each checked. Out-of-range elements are staged as
+// kVectorA: K % 4 == 0 and A 16-byte aligned, so a run of 4 along K is wholly
+// inside or outside the matrix (or the split) and one 16-byte copy.
+// kVectorBC: the same along N for B and C. Otherwise each element is copied
+// or stored on its own, each checked. Out-of-range elements are staged as
 // zero; A's and B's K-edges coincide, so a padding zero only meets another
 // padding zero or an output that is never stored.
-template <typename S, bool kVectorized, bool kSplitK, int kGroup>
+template <typename S, bool kVectorA, bool kVectorBC, bool kSplitK, int kGroup>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
                          const float* __restrict__ a, int64_t stride_a,
@@ -157,9 +159,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // Copies the first `length` elements at src into dst and zeros the rest
   // of the run, reading nothing for them (the address given is then the
   // matrix's own).
-  auto copy_run = [](float* dst, const float* matrix, const float* src,
-                     int length) {
-    if constexpr (kVectorized) {
+  auto copy_run = [](auto vector, float* dst, const float* matrix,
+                     const float* src, int length) {
+    if constexpr (decltype(vector)::value) {
       CopyAsync16(dst, length > 0 ? src : matrix, length > 0);
     } else {
 #pragma unroll
@@ -170,18 +172,20 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   };
   auto copy_step = [&](int stage) {
     float* a_stage = shared + stage * S::kStageFloats;
-    float* b_stage = a_stage + S::kBlockM * S::kPitchA;
+    float* b_stage = a_stage + S::kFloatsA;
     const int a_length = run_length(k_end - k_step - a_col);
 #pragma unroll
     for (int r = 0; r < S::kRunsA; ++r) {
       const int row = a_row + r * kRowsA;
-      copy_run(&a_stage[row * S::kPitchA + a_col], a, a_src + r * kRowsA * k,
+      copy_run(std::bool_constant<kVectorA>(),
+               &a_stage[row * S::kPitchA + a_col], a, a_src + r * kRowsA * k,
                block_row + row < m ? a_length : 0);
     }
 #pragma unroll
     for (int r = 0; r < S::kRunsB; ++r) {
       const int row = b_row + r * kRowsB;
-      copy_run(&b_stage[row * S::kBlockN + b_col], b, b_src + r * kRowsB * n,
+      copy_run(std::bool_constant<kVectorBC>(),
+               &b_stage[row * S::kBlockN + b_col], b, b_src + r * kRowsB * n,
                k_step + row < k_end ? b_length : 0);
     }
     a_src += S::kBlockK;
@@ -195,11 +199,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const int lane_n = lane % S::kLanesN;
   const int warp_row = warp / S::kWarpsN * S::kWarpM + lane_m;
   const int warp_col = warp % S::kWarpsN * S::kWarpN + lane_n * 4;
+  // Row i < 8 of the lane's block of C, inside the block tile.
+  auto lane_row = [&](int i) { return warp_row + i * S::kLanesM; };
 
   float acc[8][8] = {};
   auto compute_step = [&](int stage) {
     const float* a_stage = shared + stage * S::kStageFloats;
-    const float* b_stage = a_stage + S::kBlockM * S::kPitchA;
+    const float* b_stage = a_stage + S::kFloatsA;
     using FragK = typename FloatVector<S::kFragK>::Type;
 #pragma unroll
     for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
@@ -207,7 +213,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         *reinterpret_cast<FragK*>(a_frag[i]) = *reinterpret_cast<const FragK*>(
-            &a_stage[(warp_row + i * S::kLanesM) * S::kPitchA + kk]);
+            &a_stage[lane_row(i) * S::kPitchA + kk]);
       }
 #pragma unroll
       for (int q = 0; q < S::kFragK; ++q) {
@@ -250,14 +256,14 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const int64_t row = block_row + warp_row + i * S::kLanesM;
+    const int64_t row = block_row + lane_row(i);
     if (row >= m) continue;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
       const float* v = &acc[i][h * 4];
       float* out = &c[row * n + col];
-      if constexpr (kVectorized) {
+      if constexpr (kVectorBC) {
         if (col >= n) continue;
         const float4 v4 = make_float4(v[0], v[1], v[2], v[3]);
         if constexpr (kSplitK) {

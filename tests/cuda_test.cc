@@ -86,8 +86,10 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 
 // Every variant and the automatic choice, on the odd shapes and on shapes that
 // take the 16-byte paths (K and N multiples of 4) with ragged edges. In the
-// warp-tiled kernel 129x132x260, 64x2052x68 (16-byte) and 513x1025x257,
-// 1000x3000x777, 70x1027x33 (element-wise) split K across blocks.
+// warp-tiled kernel these split K across blocks: 129x132x260 and 64x2052x68
+// (16-byte copies of A and B), 1000x3000x777 (of A only), 96x131x132 (of B
+// only), 513x1025x257 and 70x1027x33 (neither). auto takes the
+// register-blocked kernel for 2049x3x2051 (element-wise, 289 of its tiles).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
@@ -102,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(
                                        {300, 8, 4},
                                        {1, 4, 4},
                                        {64, 2052, 68},
-                                       {70, 1027, 33}});
+                                       {70, 1027, 33},
+                                       {96, 131, 132},
+                                       {2049, 3, 2051}});
           return shapes;
         }())),
     [](const auto& info) {
