@@ -75,7 +75,8 @@ ABSL_FLAG(std::string, hold_rule, "adaptive",
           "when a free worker holds a batch for company: others_busy (only "
           "while every other worker on its GPU is busy), device_busy (while "
           "any is), or adaptive (device_busy while the server measures that "
-          "holds do not slow the arrival of requests, else others_busy)");
+          "holds do not slow the rate at which it serves requests, else "
+          "others_busy)");
 ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
           "host:port of the Prometheus endpoint /metrics; port 0 picks a free "
           "port (logged); empty: no metrics");

@@ -391,54 +391,66 @@ TEST(Engine, TheAdaptiveRuleHoldsInTheControllersHoldingEpochsOnly) {
   Recorder recorder;
   ManualClock clock;
   const absl::Duration epoch = absl::Seconds(10);  // of the manual clock
+  std::mutex log_mu;
   std::vector<std::string> log;
-  Engine engine(
-      Fakes(&recorder, 3),
-      {.max_queue_delay = absl::Seconds(30),
-       .hold_rule = HoldRule::kAdaptive,
-       .hold_controller = {.epoch = epoch,
-                           .probe_every_unsure = 2,
-                           .min_arrivals = 1},
-       .clock = clock.AsFunction(),
-       .log = [&log](const std::string& line) { log.push_back(line); }});
-  std::vector<Buffers> buffers(6);
+  Engine engine(Fakes(&recorder, 3),
+                {.max_batch_size = 2,
+                 .max_queue_delay = absl::Seconds(30),
+                 .hold_rule = HoldRule::kAdaptive,
+                 .hold_controller = {.epoch = epoch,
+                                     .settle = absl::ZeroDuration(),
+                                     .probe_every_unsure = 2,
+                                     .min_served = 1},
+                 .clock = clock.AsFunction(),
+                 .log = [&](const std::string& line) {
+                   std::lock_guard<std::mutex> lock(log_mu);
+                   log.push_back(line);
+                 }});
+  std::vector<Buffers> buffers(7);
   Results results;
+  const auto submit = [&](int job) {
+    ASSERT_TRUE(
+        engine.Submit(MakeJob(buffers[job].op(), results.Callback(job))).ok());
+  };
   // Epoch 0, not holding yet: job 1 takes a free worker beside held job 0.
   SubmitAndHold(engine, recorder, buffers[0].op(), results);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[1].op(), results.Callback(1))).ok());
+  submit(1);
   ASSERT_EQ(results.WaitFor(1).count(1), 1u);
-  // Epoch 1: the same.
+  // Epoch 1: the same; one request served.
   clock.Set(absl::UnixEpoch() + epoch);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[2].op(), results.Callback(2))).ok());
+  submit(2);
   ASSERT_EQ(results.WaitFor(2).count(2), 1u);
-  // Epoch 2 probes holding: job 3 waits for company though two workers idle.
+  // Epoch 2 probes holding: job 3 waits for company though two workers idle,
+  // and goes when job 4 fills the batch: two requests served.
   clock.Set(absl::UnixEpoch() + 2 * epoch);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[3].op(), results.Callback(3))).ok());
+  submit(3);
   absl::SleepFor(absl::Milliseconds(50));
   EXPECT_EQ(results.WaitFor(0).count(3), 0u);  // held
-  // Epoch 3 does not hold: job 4's arrival wakes the worker holding job 3,
-  // and both start at once, with job 0 still on the device.
+  submit(4);
+  std::map<int, absl::Status> statuses = results.WaitFor(4);
+  EXPECT_EQ(statuses.count(3) + statuses.count(4), 2u);
+  EXPECT_EQ(statuses.count(0), 0u);  // still on the device
+  // Epoch 3 does not hold: job 5 starts at once; one request served.
   clock.Set(absl::UnixEpoch() + 3 * epoch);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[4].op(), results.Callback(4))).ok());
-  const std::map<int, absl::Status> early = results.WaitFor(4);
-  EXPECT_EQ(early.count(3) + early.count(4), 2u);
-  EXPECT_EQ(early.count(0), 0u);
-  // Epochs 1, 2 and 3 saw one arrival each: holding cost nothing, so from
-  // epoch 4 on the rule holds, and says so once.
+  submit(5);
+  statuses = results.WaitFor(5);
+  EXPECT_EQ(statuses.count(5), 1u);
+  EXPECT_EQ(statuses.count(0), 0u);
+  // The probe served twice the mean of the epochs around it: from epoch 4 on
+  // the rule holds, and says so once.
   clock.Set(absl::UnixEpoch() + 4 * epoch);
-  ASSERT_TRUE(
-      engine.Submit(MakeJob(buffers[5].op(), results.Callback(5))).ok());
+  submit(6);
   absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_EQ(results.WaitFor(0).count(5), 0u);  // held
-  ASSERT_EQ(log.size(), 1u);
-  EXPECT_THAT(log[0], HasSubstr("holding batches for company while the device "
-                                "is busy: requests arrive at 1.00x"));
+  EXPECT_EQ(results.WaitFor(0).count(6), 0u);  // held
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_THAT(log[0],
+                HasSubstr("batcher: holding batches for company while the "
+                          "device is busy: requests served at 2.00x"));
+  }
   recorder.Release();
-  ExpectAllOk(results.WaitFor(6), 6);
+  ExpectAllOk(results.WaitFor(7), 7);
 }
 
 TEST(Engine, AHeldQueueDoesNotDelayAFullOneOfTheOtherMethod) {
@@ -693,9 +705,10 @@ TEST(Engine, ManyThreadsManyWorkersEveryJobCompletesOnceInBoundedBatches) {
   for (const Buffers& b : buffers) ASSERT_EQ(b.output[5], 6.0f);
 }
 
-// The controller alone, on made-up arrivals: each epoch gets `base` arrivals
+// The controller alone, on made-up service: each epoch serves `base` requests
 // when it does not hold and `base * holding_factor` when it does (a closed
-// loop whose callers the holds slow has a factor under 1), evenly spread.
+// loop whose callers the holds slow has a factor under 1), evenly spread, one
+// at a time.
 class ControllerRun {
  public:
   explicit ControllerRun(HoldControllerOptions options)
@@ -708,10 +721,10 @@ class ControllerRun {
       const absl::Time start = absl::UnixEpoch() + epoch_ * options_.epoch;
       const bool holding = controller_.Holding(start);
       held.push_back(holding);
-      const int64_t arrivals =
+      const int64_t served =
           holding ? static_cast<int64_t>(base * holding_factor + 0.5) : base;
-      for (int64_t i = 0; i < arrivals; ++i) {
-        controller_.Arrival(start + (i + 0.5) / arrivals * options_.epoch);
+      for (int64_t i = 0; i < served; ++i) {
+        controller_.Served(start + (i + 0.5) / served * options_.epoch, 1);
       }
       // The mode may not change within an epoch.
       EXPECT_EQ(controller_.Holding(start + options_.epoch * 0.999), holding);
@@ -727,13 +740,14 @@ class ControllerRun {
 };
 
 const HoldControllerOptions kControllerOptions = {
-    .epoch = absl::Milliseconds(25),
+    .epoch = absl::Milliseconds(50),
+    .settle = absl::Milliseconds(5),
     .probe_every_unsure = 4,
     .probe_every_sure = 16,
     .margin = 0.05,
     .sure_distance = 0.04,
     .weight = 0.5,
-    .min_arrivals = 20};
+    .min_served = 20};
 
 // Epochs [from, to) of `held` that held.
 int Held(const std::vector<bool>& held, int from, int to) {
@@ -744,14 +758,14 @@ int Held(const std::vector<bool>& held, int from, int to) {
 
 TEST(HoldController, HoldsOnlyInProbesUntilItHasMeasured) {
   ControllerRun run(kControllerOptions);
-  // Too few arrivals to measure anything: every fifth epoch probes holding.
+  // Too few served to measure anything: every fifth epoch probes holding.
   const std::vector<bool> held = run.Epochs(20, 5, 1.0);
   for (int e = 0; e < 20; ++e) EXPECT_EQ(held[e], e % 5 == 4) << e;
   EXPECT_FALSE(run.controller().Measured());
   EXPECT_EQ(run.controller().TakeChange(), "");
 }
 
-TEST(HoldController, HoldsWhenHoldsCostNoArrivalsAndProbesRarely) {
+TEST(HoldController, HoldsWhenHoldsCostNoServiceAndProbesRarely) {
   ControllerRun run(kControllerOptions);
   const std::vector<bool> held = run.Epochs(6 + 17 * 4, 400, 1.0);
   // Epochs 0-3 do not hold, 4 probes holding, 5 (its "after") does not; the
@@ -762,12 +776,12 @@ TEST(HoldController, HoldsWhenHoldsCostNoArrivalsAndProbesRarely) {
   EXPECT_DOUBLE_EQ(run.controller().HoldingToNotRatio(), 1.0);
   EXPECT_THAT(run.controller().TakeChange(),
               HasSubstr("holding batches for company while the device is "
-                        "busy: requests arrive at 1.00x the rate with holds as "
+                        "busy: requests served at 1.00x the rate with holds as "
                         "without (holding while >= 0.95x)"));
   EXPECT_EQ(run.controller().TakeChange(), "");  // said once
 }
 
-TEST(HoldController, DoesNotHoldWhenHoldsSlowTheArrivals) {
+TEST(HoldController, DoesNotHoldWhenHoldsSlowTheService) {
   ControllerRun run(kControllerOptions);
   const std::vector<bool> held = run.Epochs(6 + 17 * 4, 400, 0.8);
   // One probe in five until the first sample (r = 0.8), then one in 17.
@@ -794,7 +808,7 @@ TEST(HoldController, FollowsTheLoadBothWays) {
   const std::vector<bool> heavy = run.Epochs(100, 400, 1.05);
   const std::vector<bool> again = run.Epochs(100, 400, 0.8);
   EXPECT_LE(Held(moderate, 20, 100), 6);  // probes only
-  // Within a few probes (under a second of 25 ms epochs) it holds...
+  // Within a few probes (about a second of 50 ms epochs) it holds...
   EXPECT_GE(Held(heavy, 40, 100), 55);
   // ...and stops again as soon as the next probe shows the cost.
   EXPECT_LE(Held(again, 20, 100), 6);
@@ -805,7 +819,7 @@ TEST(HoldController, FollowsTheLoadBothWays) {
   EXPECT_LT(switched, 40);
 }
 
-TEST(HoldController, NoisyArrivalsStillSettleOnTheCheaperMode) {
+TEST(HoldController, NoisyServiceStillSettlesOnTheCheaperMode) {
   // Every epoch's count off by up to 10% (a fixed pseudo-random pattern).
   for (const auto& [factor, want] : {std::pair{0.8, false}, {1.05, true}}) {
     SCOPED_TRACE(factor);
@@ -817,11 +831,11 @@ TEST(HoldController, NoisyArrivalsStillSettleOnTheCheaperMode) {
       const bool holding = controller.Holding(start);
       state = state * 1103515245 + 12345;
       const double noise = 0.9 + 0.2 * ((state >> 8) % 1000) / 1000.0;
-      const int64_t arrivals =
+      const int64_t served =
           static_cast<int64_t>(400 * noise * (holding ? factor : 1.0));
-      for (int64_t i = 0; i < arrivals; ++i) {
-        controller.Arrival(start +
-                           (i + 0.5) / arrivals * kControllerOptions.epoch);
+      for (int64_t i = 0; i < served; ++i) {
+        controller.Served(start + (i + 0.5) / served * kControllerOptions.epoch,
+                          1);
       }
       if (e >= 100) held += holding;
     }

@@ -129,6 +129,7 @@ def run_load(args, server, mix, level, log_name):
 
 
 def measure(args, server, mix, level):
+    log_offset = os.path.getsize(server.log_path)
     before = server.snapshot()
     report = run_load(args, server, mix, level,
                       "%s_%s_c%d" % (server.name, re.sub(r"[:x]", "_", mix), level))
@@ -144,6 +145,13 @@ def measure(args, server, mix, level):
         "mismatches": report["mismatches"],
         "exit": report["exit"],
     }
+    # What the adaptive hold rule decided during the level, as the server logged it.
+    with open(server.log_path) as log:
+        log.seek(log_offset)
+        changes = [line.split("batcher: ", 1)[1].strip() for line in log
+                   if "batcher: " in line]
+    row["hold_changes"] = len(changes)
+    row["hold_last"] = changes[-1] if changes else ""
     if served > 0:
         row["cpu_us"] = 1e6 * delta(after, before, "cpu") / served
         row["busy_us"] = 1e6 * delta(after, before, "matserve_device_busy_seconds_total") / served
@@ -193,6 +201,11 @@ def main():
                         ", %s %.0f (batch %.1f)" % (name, row[name + "_rps"],
                                                     row.get(name + "_batch", 0))
                         for name, _ in variants)), flush=True)
+                for name in servers:
+                    if row.get(name + "_hold_changes"):
+                        print("  %s: the hold rule changed %d times; last: %s" % (
+                            name, row[name + "_hold_changes"], row[name + "_hold_last"]),
+                            flush=True)
         large = None
         if args.large:
             large = {name: measure(args, servers[name], args.large, 1)

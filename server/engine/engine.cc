@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -68,7 +69,7 @@ absl::Status Engine::Submit(Job job) {
     queued_bytes_[method] += bytes;
     ++queued_requests_;
     if (controller_.has_value()) {
-      controller_->Arrival(clock_());
+      controller_->Advance(clock_());
       change = controller_->TakeChange();
     }
   }
@@ -184,6 +185,7 @@ void Engine::WorkerLoop(Executor& executor) {
   for (;;) {
     Batch batch;
     std::vector<std::pair<Job, absl::Status>> dropped;
+    std::string change;  // the adaptive rule's, logged without mu_
     {
       std::unique_lock<std::mutex> lock(mu_);
       for (;;) {
@@ -204,7 +206,12 @@ void Engine::WorkerLoop(Executor& executor) {
         break;
       }
       if (!batch.jobs.empty()) ++busy_workers_[device];
+      if (controller_.has_value()) {
+        controller_->Served(clock_(), batch.jobs.size());
+        change = controller_->TakeChange();
+      }
     }
+    if (!change.empty() && options_.log) options_.log("batcher: " + change);
     for (auto& [job, status] : dropped) std::move(job.done)(std::move(status));
     if (batch.jobs.empty()) continue;
     RunBatch(executor, batch);

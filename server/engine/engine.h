@@ -35,8 +35,8 @@ enum class HoldRule {
   // load makes them, at the cost of delaying answers by up to one batch.
   kWhileDeviceBusy,
   // kWhileDeviceBusy while the HoldController measures that holds do not slow
-  // the arrival of requests (the callers do not wait on the holds), else
-  // kWhileOthersBusy.
+  // the rate at which the engine serves requests (by more than its margin),
+  // else kWhileOthersBusy.
   kAdaptive,
 };
 
@@ -58,8 +58,8 @@ struct EngineOptions {
   // The clock of the hold controller's epochs; empty: absl::Now. Tests step
   // it by hand. (Queue delays always run on absl::Now.)
   std::function<absl::Time()> clock = nullptr;
-  // Hears, from a Submit, a line each time the adaptive rule changes its
-  // mind; may be empty.
+  // Hears a line each time the adaptive rule changes its mind (from a Submit
+  // or a worker, without the engine's lock); may be empty.
   std::function<void(const std::string&)> log = nullptr;
   // Hears of every batch; nullptr for none. Outlives the engine.
   Observer* observer = nullptr;

@@ -1,5 +1,5 @@
 // HoldController: epochs, probes and the running estimate of what holding does
-// to the arrival rate.
+// to the rate of service.
 #include "server/engine/hold_controller.h"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 namespace matserve::engine {
 namespace {
 
-// An idle server sees no arrivals for long stretches; past this many empty
+// An idle server serves nothing for long stretches; past this many empty
 // epochs the controller starts afresh instead of counting through them.
 constexpr int64_t kMostEpochsToCatchUp = 64;
 
@@ -20,9 +20,9 @@ constexpr int64_t kMostEpochsToCatchUp = 64;
 HoldController::HoldController(HoldControllerOptions options, absl::Time start)
     : options_(options), epoch_start_(start) {}
 
-void HoldController::Arrival(absl::Time now) {
+void HoldController::Served(absl::Time now, int64_t requests) {
   Advance(now);
-  ++arrivals_;
+  if (now - epoch_start_ >= options_.settle) served_ += requests;
 }
 
 bool HoldController::Holding(absl::Time now) {
@@ -52,14 +52,14 @@ void HoldController::Advance(absl::Time now) {
 }
 
 void HoldController::FinishEpoch() {
-  const int64_t count = std::exchange(arrivals_, 0);
+  const int64_t count = std::exchange(served_, 0);
   if (probing_) {
     probing_ = false;
     probe_ = count;
     return;  // the next epoch is a preferred one: the probe's "after"
   }
   if (probe_ >= 0 && before_ >= 0 &&
-      std::min({before_, probe_, count}) >= options_.min_arrivals) {
+      std::min({before_, probe_, count}) >= options_.min_served) {
     // Equal epochs: counts stand for rates.
     const double log_ratio = std::log(probe_ / ((before_ + count) / 2.0));
     Sample(probe_holds_ ? log_ratio : -log_ratio);
@@ -83,7 +83,7 @@ void HoldController::Sample(double log_ratio) {
   }
   if (PrefersHolding() != held) {
     change_ = absl::StrFormat(
-        "%s: requests arrive at %.2fx the rate with holds as without "
+        "%s: requests served at %.2fx the rate with holds as without "
         "(holding while >= %.2fx)",
         PrefersHolding() ? "holding batches for company while the device is "
                            "busy"

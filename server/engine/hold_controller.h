@@ -1,6 +1,6 @@
 // HoldController: decides, epoch by epoch, whether free workers hold batches
 // open for company while their device is busy, by measuring what holding does
-// to the rate at which requests arrive.
+// to the rate at which the engine serves requests.
 #ifndef MATSERVE_SERVER_ENGINE_HOLD_CONTROLLER_H_
 #define MATSERVE_SERVER_ENGINE_HOLD_CONTROLLER_H_
 
@@ -11,28 +11,31 @@
 
 namespace matserve::engine {
 
-// Why arrivals: clients that wait for their answers (closed loops: every
-// gRPC caller with a bounded number of calls in flight) send the next request
-// only once the last is answered, so requests arrive at the rate the service
-// answers them. Holding a batch for company delays its answers. Where the
-// clients are few (concurrency 16 against a 0.4 ms round trip), that delay
-// slows every client and the arrival rate falls (15-27% on the H200); where
-// many calls wait in the transport anyway (concurrency >= 128), the same delay
-// costs nothing, and the larger batches save server CPU, so the rate holds or
-// rises. The engine cannot see the callers or the transport's queues; the
-// arrival rate with and without holds is the signal it can measure that tells
-// the two apart.
+// Why: holding a batch for company delays its answers. Where the callers are
+// few and wait for their answers (concurrency 16 against a 0.4 ms round trip),
+// the delay slows every caller, and with them the rate at which the engine
+// serves requests (by 15-27% on the H200). Where many calls wait in the
+// transport anyway (concurrency >= 128 at 64^3), the same delay costs nothing
+// and the larger batches save device and server time. Holding can also slow
+// the engine itself: while one worker stages, computes and answers a large
+// batch, the workers that hold theirs for it do nothing (256^3 at concurrency
+// 256). The engine cannot see the callers or the transport's queues; what it
+// can measure, and what tells these cases apart, is its own rate of service
+// with holds against without.
 //
 // How: time is cut into epochs of equal length. Most run the preferred mode;
-// every `probe_every` epochs one runs the other mode (a probe). Each probe's
-// arrivals, over the mean of the preferred epochs just before and after it,
-// give one sample of r = (arrival rate holding) / (arrival rate not holding);
-// the controller keeps an exponentially weighted mean of log r and prefers
-// holding while r >= 1 - `margin`. Samples from epochs with fewer than
-// `min_arrivals` arrivals (an idle or nearly idle server) are skipped. Until
-// the first sample it does not hold.
+// every `probe_every` epochs one runs the other mode (a probe). The requests
+// that workers take into batches during a probe, over the mean of those of the
+// preferred epochs just before and after it, give one sample of r = (rate
+// served holding) / (rate served not holding); the controller keeps an
+// exponentially weighted mean of log r and prefers holding while
+// r >= 1 - `margin`. The first `settle` of every epoch is not counted: a
+// change of mode first fills or empties the held batches. Samples from epochs
+// with fewer than `min_served` requests (an idle or nearly idle server) are
+// skipped. Until the first sample it does not hold.
 struct HoldControllerOptions {
-  absl::Duration epoch = absl::Milliseconds(25);
+  absl::Duration epoch = absl::Milliseconds(50);
+  absl::Duration settle = absl::Milliseconds(5);
   // Probe every this many preferred epochs while the estimate lies within
   // `sure_distance` of the threshold (or there is none yet), else every
   // `probe_every_sure`: a probe costs what the worse mode costs, so clear
@@ -40,13 +43,13 @@ struct HoldControllerOptions {
   int probe_every_unsure = 4;
   int probe_every_sure = 16;
   // Holding is preferred while r >= 1 - margin: batches are worth a few
-  // percent of arrival rate, not more.
+  // percent of the rate of service, not more.
   double margin = 0.05;
   // In log r: how far from the threshold the estimate is taken as settled.
   double sure_distance = 0.04;
   // Weight of each new sample in the mean of log r.
   double weight = 0.5;
-  int64_t min_arrivals = 20;
+  int64_t min_served = 20;
 };
 
 // Not thread-safe: the engine calls it under its mutex. Times must not go
@@ -55,8 +58,11 @@ class HoldController {
  public:
   HoldController(HoldControllerOptions options, absl::Time start);
 
-  // Counts one arrival at `now`.
-  void Arrival(absl::Time now);
+  // Moves to the epoch that holds `now`.
+  void Advance(absl::Time now);
+
+  // Counts `requests` taken into a batch at `now`.
+  void Served(absl::Time now, int64_t requests);
 
   // Whether the epoch that holds `now` is one in which free workers hold
   // batches for company.
@@ -72,7 +78,6 @@ class HoldController {
   bool Measured() const { return measured_; }
 
  private:
-  void Advance(absl::Time now);
   void FinishEpoch();
   void Sample(double log_ratio);
   int ProbeEvery() const;
@@ -80,12 +85,12 @@ class HoldController {
 
   const HoldControllerOptions options_;
   absl::Time epoch_start_;
-  int64_t arrivals_ = 0;      // in the current epoch
+  int64_t served_ = 0;        // in the current epoch, after `settle`
   bool probing_ = false;      // the current epoch runs the other mode
   bool probe_holds_ = false;  // ... which is holding
   int since_probe_ = 0;       // preferred epochs since the last probe
-  int64_t before_ = -1;       // arrivals in the preferred epoch before it
-  int64_t probe_ = -1;        // arrivals in the last probe, awaiting "after"
+  int64_t before_ = -1;       // served in the preferred epoch before a probe
+  int64_t probe_ = -1;        // served in the last probe, awaiting "after"
   bool measured_ = false;
   double log_ratio_ = 0;  // mean of log r, once measured_
   std::string change_;
