@@ -69,8 +69,14 @@ ABSL_FLAG(uint64_t, max_batch_bytes, uint64_t{64} << 20,
           "runs alone, copied without staging");
 ABSL_FLAG(int64_t, max_queue_delay_us, 1000,
           "how long a free worker may hold a batch open for more requests "
-          "while every other worker on its GPU is busy; it stops holding "
-          "once one comes free, so a lone request never waits");
+          "while its GPU is busy (see --hold_rule); it stops holding once "
+          "the GPU idles, so a lone request never waits");
+ABSL_FLAG(std::string, hold_rule, "adaptive",
+          "when a free worker holds a batch for company: others_busy (only "
+          "while every other worker on its GPU is busy), device_busy (while "
+          "any is), or adaptive (device_busy while the server measures that "
+          "holds do not slow the rate at which it serves requests, else "
+          "others_busy)");
 ABSL_FLAG(std::string, metrics_address, "0.0.0.0:9464",
           "host:port of the Prometheus endpoint /metrics; port 0 picks a free "
           "port (logged); empty: no metrics");
@@ -132,6 +138,18 @@ absl::StatusOr<engine::EngineOptions> BatcherOptions() {
   }
   if (options.max_queue_delay < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--max_queue_delay_us must be >= 0");
+  }
+  const std::string hold_rule = absl::GetFlag(FLAGS_hold_rule);
+  if (hold_rule == "adaptive") {
+    options.hold_rule = engine::HoldRule::kAdaptive;
+  } else if (hold_rule == "device_busy") {
+    options.hold_rule = engine::HoldRule::kWhileDeviceBusy;
+  } else if (hold_rule == "others_busy") {
+    options.hold_rule = engine::HoldRule::kWhileOthersBusy;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--hold_rule=", hold_rule,
+                     ": expected adaptive, device_busy or others_busy"));
   }
   return options;
 }
@@ -308,6 +326,7 @@ int Serve() {
                      : &no_observer;
   engine::EngineOptions options = *engine_options;
   options.observer = observer;
+  options.log = Log;
   engine::Engine engine(std::move(*executors), options);
   queue_source = &engine;
   // On every way out: the workers stop reporting before the metrics go, and

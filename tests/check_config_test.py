@@ -32,7 +32,7 @@ class CheckConfig(unittest.TestCase):
                            "--max_message_bytes=2147483647", "--max_elements=1",
                            "--max_queue_requests=1", "--max_queue_bytes=1",
                            "--max_batch_size=1", "--max_batch_bytes=1", "--max_queue_delay_us=0",
-                           "--shutdown_grace=0s"],
+                           "--hold_rule=device_busy", "--shutdown_grace=0s"],
                           ["--address=unix:/tmp/matserve.sock", "--metrics_address="]):
                 with self.subTest(flags=flags):
                     run = server("--check_config", *flags)
@@ -56,6 +56,7 @@ class CheckConfig(unittest.TestCase):
             (["--max_batch_size=0"], "--max_batch_size must be at least 1"),
             (["--max_batch_bytes=0"], "--max_batch_bytes must be at least 1"),
             (["--max_queue_delay_us=-1"], "--max_queue_delay_us must be >= 0"),
+            (["--hold_rule=always"], "--hold_rule=always: expected adaptive, device_busy or"),
             (["--shutdown_grace=-1s"], "--shutdown_grace must not be negative"),
             (["--no_such_flag=1"], "Unknown command line flag 'no_such_flag'"),
             (["--streams=four"], "Illegal value 'four' specified for flag 'streams'"),

@@ -1,6 +1,7 @@
 // Engine (dynamic batcher) tests on fake executors: how batches close (size,
-// bytes, delay, a lone large job), no wait while the device idles, order,
-// deadlines, cancellation, queue bounds, failures and draining on Stop.
+// bytes, delay, a lone large job), no wait while the device idles, the hold
+// rules and the adaptive rule's controller (on a clock stepped by hand),
+// order, deadlines, cancellation, queue bounds, failures and draining on Stop.
 #include "server/engine/engine.h"
 
 #include <gmock/gmock.h>
@@ -8,11 +9,13 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/notification.h"
@@ -332,7 +335,8 @@ TEST(Engine, WhileTheDeviceIsBusyAFreeWorkerHoldsTheBatchForItsDelay) {
 
 TEST(Engine, NoJobIsHeldWhileAnotherWorkerOnItsDeviceIsFree) {
   Recorder recorder;
-  Engine engine(Fakes(&recorder, 3), {.max_queue_delay = absl::Seconds(30)});
+  Engine engine(Fakes(&recorder, 3), {.max_queue_delay = absl::Seconds(30),
+                                      .hold_rule = HoldRule::kWhileOthersBusy});
   std::vector<Buffers> buffers(2);
   Results results;
   SubmitAndHold(engine, recorder, buffers[0].op(), results);
@@ -343,6 +347,110 @@ TEST(Engine, NoJobIsHeldWhileAnotherWorkerOnItsDeviceIsFree) {
   EXPECT_LT(absl::Now() - submitted, absl::Seconds(5));
   recorder.Release();
   ExpectAllOk(results.WaitFor(2), 2);
+}
+
+TEST(Engine, TheDeviceBusyRuleHoldsWhileAnotherWorkerIsFree) {
+  Recorder recorder;
+  Engine engine(Fakes(&recorder, 3), {.max_queue_delay = absl::Seconds(30),
+                                      .hold_rule = HoldRule::kWhileDeviceBusy});
+  std::vector<Buffers> buffers(3);
+  Results results;
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
+  for (int i : {1, 2}) {
+    ASSERT_TRUE(
+        engine.Submit(MakeJob(buffers[i].op(), results.Callback(i))).ok());
+  }
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(recorder.sizes().size(), 1u);  // two workers idle, jobs held
+  recorder.Release();
+  ExpectAllOk(results.WaitFor(3), 3);
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1, 2));
+}
+
+// A clock that tests step by hand.
+class ManualClock {
+ public:
+  absl::Time Now() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return now_;
+  }
+  void Set(absl::Time now) {
+    std::lock_guard<std::mutex> lock(mu_);
+    now_ = now;
+  }
+  std::function<absl::Time()> AsFunction() {
+    return [this] { return Now(); };
+  }
+
+ private:
+  mutable std::mutex mu_;
+  absl::Time now_ = absl::UnixEpoch();
+};
+
+TEST(Engine, TheAdaptiveRuleHoldsInTheControllersHoldingEpochsOnly) {
+  Recorder recorder;
+  ManualClock clock;
+  const absl::Duration epoch = absl::Seconds(10);  // of the manual clock
+  std::mutex log_mu;
+  std::vector<std::string> log;
+  Engine engine(Fakes(&recorder, 3),
+                {.max_batch_size = 2,
+                 .max_queue_delay = absl::Seconds(30),
+                 .hold_rule = HoldRule::kAdaptive,
+                 .hold_controller = {.epoch = epoch,
+                                     .settle = absl::ZeroDuration(),
+                                     .probe_every_unsure = 2,
+                                     .min_served = 1},
+                 .clock = clock.AsFunction(),
+                 .log = [&](const std::string& line) {
+                   std::lock_guard<std::mutex> lock(log_mu);
+                   log.push_back(line);
+                 }});
+  std::vector<Buffers> buffers(7);
+  Results results;
+  const auto submit = [&](int job) {
+    ASSERT_TRUE(
+        engine.Submit(MakeJob(buffers[job].op(), results.Callback(job))).ok());
+  };
+  // Epoch 0, not holding yet: job 1 takes a free worker beside held job 0.
+  SubmitAndHold(engine, recorder, buffers[0].op(), results);
+  submit(1);
+  ASSERT_EQ(results.WaitFor(1).count(1), 1u);
+  // Epoch 1: the same; one request served.
+  clock.Set(absl::UnixEpoch() + epoch);
+  submit(2);
+  ASSERT_EQ(results.WaitFor(2).count(2), 1u);
+  // Epoch 2 probes holding: job 3 waits for company though two workers idle,
+  // and goes when job 4 fills the batch: two requests served.
+  clock.Set(absl::UnixEpoch() + 2 * epoch);
+  submit(3);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(results.WaitFor(0).count(3), 0u);  // held
+  submit(4);
+  std::map<int, absl::Status> statuses = results.WaitFor(4);
+  EXPECT_EQ(statuses.count(3) + statuses.count(4), 2u);
+  EXPECT_EQ(statuses.count(0), 0u);  // still on the device
+  // Epoch 3 does not hold: job 5 starts at once; one request served.
+  clock.Set(absl::UnixEpoch() + 3 * epoch);
+  submit(5);
+  statuses = results.WaitFor(5);
+  EXPECT_EQ(statuses.count(5), 1u);
+  EXPECT_EQ(statuses.count(0), 0u);
+  // The probe served twice the mean of the epochs around it: from epoch 4 on
+  // the rule holds, and says so once.
+  clock.Set(absl::UnixEpoch() + 4 * epoch);
+  submit(6);
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_EQ(results.WaitFor(0).count(6), 0u);  // held
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_THAT(log[0],
+                HasSubstr("batcher: holding batches for company while the "
+                          "device is busy: requests served at 2.00x"));
+  }
+  recorder.Release();
+  ExpectAllOk(results.WaitFor(7), 7);
 }
 
 TEST(Engine, AHeldQueueDoesNotDelayAFullOneOfTheOtherMethod) {
@@ -595,6 +703,158 @@ TEST(Engine, ManyThreadsManyWorkersEveryJobCompletesOnceInBoundedBatches) {
   }
   EXPECT_EQ(computed, buffers.size());
   for (const Buffers& b : buffers) ASSERT_EQ(b.output[5], 6.0f);
+}
+
+// The controller alone, on made-up service: each epoch serves `base` requests
+// when it does not hold and `base * holding_factor` when it does (a closed
+// loop whose callers the holds slow has a factor under 1), evenly spread, one
+// at a time.
+class ControllerRun {
+ public:
+  explicit ControllerRun(HoldControllerOptions options)
+      : options_(options), controller_(options, absl::UnixEpoch()) {}
+
+  // Runs `epochs` more epochs; returns whether each held.
+  std::vector<bool> Epochs(int epochs, int64_t base, double holding_factor) {
+    std::vector<bool> held;
+    for (int e = 0; e < epochs; ++e, ++epoch_) {
+      const absl::Time start = absl::UnixEpoch() + epoch_ * options_.epoch;
+      const bool holding = controller_.Holding(start);
+      held.push_back(holding);
+      const int64_t served =
+          holding ? static_cast<int64_t>(base * holding_factor + 0.5) : base;
+      for (int64_t i = 0; i < served; ++i) {
+        controller_.Served(start + (i + 0.5) / served * options_.epoch, 1);
+      }
+      // The mode may not change within an epoch.
+      EXPECT_EQ(controller_.Holding(start + options_.epoch * 0.999), holding);
+    }
+    return held;
+  }
+  HoldController& controller() { return controller_; }
+
+ private:
+  const HoldControllerOptions options_;
+  HoldController controller_;
+  int64_t epoch_ = 0;
+};
+
+const HoldControllerOptions kControllerOptions = {
+    .epoch = absl::Milliseconds(50),
+    .settle = absl::Milliseconds(5),
+    .probe_every_unsure = 4,
+    .probe_every_sure = 16,
+    .margin = 0.05,
+    .sure_distance = 0.04,
+    .weight = 0.5,
+    .min_served = 20};
+
+// Epochs [from, to) of `held` that held.
+int Held(const std::vector<bool>& held, int from, int to) {
+  int count = 0;
+  for (int e = from; e < to; ++e) count += held[e];
+  return count;
+}
+
+TEST(HoldController, HoldsOnlyInProbesUntilItHasMeasured) {
+  ControllerRun run(kControllerOptions);
+  // Too few served to measure anything: every fifth epoch probes holding.
+  const std::vector<bool> held = run.Epochs(20, 5, 1.0);
+  for (int e = 0; e < 20; ++e) EXPECT_EQ(held[e], e % 5 == 4) << e;
+  EXPECT_FALSE(run.controller().Measured());
+  EXPECT_EQ(run.controller().TakeChange(), "");
+}
+
+TEST(HoldController, HoldsWhenHoldsCostNoServiceAndProbesRarely) {
+  ControllerRun run(kControllerOptions);
+  const std::vector<bool> held = run.Epochs(6 + 17 * 4, 400, 1.0);
+  // Epochs 0-3 do not hold, 4 probes holding, 5 (its "after") does not; the
+  // sample (r = 1) settles it: from 6 on it holds but for one probe in 17.
+  EXPECT_EQ(Held(held, 0, 6), 1);
+  EXPECT_TRUE(held[4]);
+  EXPECT_EQ(Held(held, 6, 6 + 17 * 4), 16 * 4);
+  EXPECT_DOUBLE_EQ(run.controller().HoldingToNotRatio(), 1.0);
+  EXPECT_THAT(run.controller().TakeChange(),
+              HasSubstr("holding batches for company while the device is "
+                        "busy: requests served at 1.00x the rate with holds as "
+                        "without (holding while >= 0.95x)"));
+  EXPECT_EQ(run.controller().TakeChange(), "");  // said once
+}
+
+TEST(HoldController, DoesNotHoldWhenHoldsSlowTheService) {
+  ControllerRun run(kControllerOptions);
+  const std::vector<bool> held = run.Epochs(6 + 17 * 4, 400, 0.8);
+  // One probe in five until the first sample (r = 0.8), then one in 17.
+  EXPECT_EQ(Held(held, 0, 6), 1);
+  EXPECT_EQ(Held(held, 6, 6 + 17 * 4), 4);
+  EXPECT_NEAR(run.controller().HoldingToNotRatio(), 0.8, 1e-9);
+  EXPECT_EQ(run.controller().TakeChange(), "");  // it never held
+}
+
+TEST(HoldController, AFewPercentIsWithinTheMargin) {
+  for (const auto& [factor, holds] :
+       {std::pair{0.97, true}, {0.93, false}, {1.10, true}}) {
+    SCOPED_TRACE(factor);
+    ControllerRun run(kControllerOptions);
+    const std::vector<bool> held = run.Epochs(200, 1000, factor);
+    EXPECT_EQ(Held(held, 100, 200) > 50, holds);
+  }
+}
+
+TEST(HoldController, FollowsTheLoadBothWays) {
+  ControllerRun run(kControllerOptions);
+  // Moderate load (holds cost 20%), then heavy (holds gain 5%), then moderate.
+  const std::vector<bool> moderate = run.Epochs(100, 400, 0.8);
+  const std::vector<bool> heavy = run.Epochs(100, 400, 1.05);
+  const std::vector<bool> again = run.Epochs(100, 400, 0.8);
+  EXPECT_LE(Held(moderate, 20, 100), 6);  // probes only
+  // Within a few probes (about a second of 50 ms epochs) it holds...
+  EXPECT_GE(Held(heavy, 40, 100), 55);
+  // ...and stops again as soon as the next probe shows the cost.
+  EXPECT_LE(Held(again, 20, 100), 6);
+  int switched = 0;
+  while (switched < 100 && !(heavy[switched] && heavy[switched + 1])) {
+    ++switched;
+  }
+  EXPECT_LT(switched, 40);
+}
+
+TEST(HoldController, NoisyServiceStillSettlesOnTheCheaperMode) {
+  // Every epoch's count off by up to 10% (a fixed pseudo-random pattern).
+  for (const auto& [factor, want] : {std::pair{0.8, false}, {1.05, true}}) {
+    SCOPED_TRACE(factor);
+    HoldController controller(kControllerOptions, absl::UnixEpoch());
+    uint32_t state = 12345;
+    int held = 0;
+    for (int e = 0; e < 400; ++e) {
+      const absl::Time start = absl::UnixEpoch() + e * kControllerOptions.epoch;
+      const bool holding = controller.Holding(start);
+      state = state * 1103515245 + 12345;
+      const double noise = 0.9 + 0.2 * ((state >> 8) % 1000) / 1000.0;
+      const int64_t served =
+          static_cast<int64_t>(400 * noise * (holding ? factor : 1.0));
+      for (int64_t i = 0; i < served; ++i) {
+        controller.Served(start + (i + 0.5) / served * kControllerOptions.epoch,
+                          1);
+      }
+      if (e >= 100) held += holding;
+    }
+    if (want) {
+      EXPECT_GE(held, 300 * 3 / 4);
+    } else {
+      EXPECT_LE(held, 300 / 4);
+    }
+  }
+}
+
+TEST(HoldController, AnIdleStretchEndsNoPairAndTakesNoTime) {
+  ControllerRun run(kControllerOptions);
+  run.Epochs(5, 400, 1.0);  // epoch 4 probes: its "after" would be epoch 5
+  HoldController& controller = run.controller();
+  // Hours later: the probe's sample is dropped, and nothing loops per epoch.
+  const absl::Time later = absl::UnixEpoch() + absl::Hours(5);
+  EXPECT_FALSE(controller.Holding(later));
+  EXPECT_FALSE(controller.Measured());
 }
 
 }  // namespace

@@ -42,6 +42,10 @@ def parse_args():
                         help="the end-to-end workload at concurrency 1; empty to skip")
     parser.add_argument("--server_flags", default="",
                         help="more flags for both matserve-servers")
+    parser.add_argument("--variants", default="",
+                        help="more batching-on servers to measure beside `on`, as "
+                        "NAME=FLAGS;NAME=FLAGS (e.g. any=--hold_rule=device_busy); each gets a "
+                        "table of its own")
     return parser.parse_args()
 
 
@@ -125,6 +129,7 @@ def run_load(args, server, mix, level, log_name):
 
 
 def measure(args, server, mix, level):
+    log_offset = os.path.getsize(server.log_path)
     before = server.snapshot()
     report = run_load(args, server, mix, level,
                       "%s_%s_c%d" % (server.name, re.sub(r"[:x]", "_", mix), level))
@@ -140,6 +145,13 @@ def measure(args, server, mix, level):
         "mismatches": report["mismatches"],
         "exit": report["exit"],
     }
+    # What the adaptive hold rule decided during the level, as the server logged it.
+    with open(server.log_path) as log:
+        log.seek(log_offset)
+        changes = [line.split("batcher: ", 1)[1].strip() for line in log
+                   if "batcher: " in line]
+    row["hold_changes"] = len(changes)
+    row["hold_last"] = changes[-1] if changes else ""
     if served > 0:
         row["cpu_us"] = 1e6 * delta(after, before, "cpu") / served
         row["busy_us"] = 1e6 * delta(after, before, "matserve_device_busy_seconds_total") / served
@@ -167,6 +179,13 @@ def main():
         "off": Server("off", server_argv + ["--max_batch_size=1"] + extra, args.out, 19465),
         "on": Server("on", server_argv + extra, args.out, 19464),
     }
+    variants = []
+    for number, spec in enumerate(v for v in args.variants.split(";") if v.strip()):
+        name, flags = spec.split("=", 1)
+        name = name.strip()
+        variants.append((name, flags))
+        servers[name] = Server(name, server_argv + extra + flags.split(), args.out,
+                               19466 + number)
     rows = []
     try:
         for mix in args.mixes.split(","):
@@ -176,9 +195,17 @@ def main():
                     for key, value in measure(args, server, mix, level).items():
                         row[name + "_" + key] = value
                 rows.append(row)
-                print("%s c%d: floor %.0f rps, off %.0f, on %.0f (batch %.1f)" % (
+                print("%s c%d: floor %.0f rps, off %.0f, on %.0f (batch %.1f)%s" % (
                     mix, level, row["floor_rps"], row["off_rps"], row["on_rps"],
-                    row.get("on_batch", 0)), flush=True)
+                    row.get("on_batch", 0), "".join(
+                        ", %s %.0f (batch %.1f)" % (name, row[name + "_rps"],
+                                                    row.get(name + "_batch", 0))
+                        for name, _ in variants)), flush=True)
+                for name in servers:
+                    if row.get(name + "_hold_changes"):
+                        print("  %s: the hold rule changed %d times; last: %s" % (
+                            name, row[name + "_hold_changes"], row[name + "_hold_last"]),
+                            flush=True)
         large = None
         if args.large:
             large = {name: measure(args, servers[name], args.large, 1)
@@ -193,9 +220,10 @@ def main():
     except FileNotFoundError:
         device = "no GPU (%s)" % os.uname().nodename
     lines = [
-        "Device: %s, %d CPU cores. %s. Backend %s; `python3 tools/batching_bench.py OUT%s`." % (
+        "Device: %s, %d CPU cores. %s. Backend %s; `python3 tools/batching_bench.py OUT%s%s`." % (
             device.splitlines()[0], os.cpu_count(), datetime.date.today().isoformat(),
-            args.backend, "" if not extra else " --server_flags='%s'" % args.server_flags),
+            args.backend, "" if not extra else " --server_flags='%s'" % args.server_flags,
+            "" if not variants else " --variants='%s'" % args.variants),
         "Each level: %s warmup, %s window, %d channels, every 20th answer checked." % (
             args.warmup, args.duration, args.channels),
         "",
@@ -216,6 +244,23 @@ def main():
                          fmt(r.get("on_busy_us")), fmt(ratio), fmt(r.get("off_kernel_us"), 2),
                          fmt(r.get("on_kernel_us"), 2), fmt(r.get("off_cpu_us")),
                          fmt(r.get("on_cpu_us"))))
+    for name, flags in variants:
+        lines += [
+            "",
+            "Variant `%s` (`%s`), measured in the same pass, level by level:" % (name, flags),
+            "",
+            "| workload | conc. | rps | of off | of floor | p50/p99 ms | batch | busy µs/req "
+            "| off/it | CPU µs/req |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            busy = r.get(name + "_busy_us")
+            lines.append("| %s | %d | %.0f | %.2f | %.2f | %s / %s | %s | %s | %s | %s |" % (
+                r["mix"].split(":")[1], r["concurrency"], r[name + "_rps"],
+                r[name + "_rps"] / r["off_rps"], r[name + "_rps"] / r["floor_rps"],
+                fmt(r[name + "_p50_ms"], 2), fmt(r[name + "_p99_ms"], 2),
+                fmt(r.get(name + "_batch")), fmt(busy),
+                fmt(r["off_busy_us"] / busy if busy else None), fmt(r.get(name + "_cpu_us"))))
     wrong = sum(r[n + "_mismatches"] + r[n + "_errors"] + (r[n + "_exit"] != 0)
                 for r in rows for n in servers)
     lines += ["", "Errors, wrong answers and failed runs over every level: %d." % wrong]

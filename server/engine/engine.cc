@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +21,11 @@ Engine::Engine(std::vector<std::unique_ptr<Executor>> executors,
                EngineOptions options)
     : options_(options),
       observer_(options.observer != nullptr ? *options.observer : no_observer_),
-      executors_(std::move(executors)) {
+      executors_(std::move(executors)),
+      clock_(options.clock ? options.clock : [] { return absl::Now(); }) {
+  if (options_.hold_rule == HoldRule::kAdaptive) {
+    controller_.emplace(options_.hold_controller, clock_());
+  }
   for (const std::unique_ptr<Executor>& executor : executors_) {
     const size_t device = executor->device();
     if (workers_.size() <= device) workers_.resize(device + 1, 0);
@@ -39,6 +44,7 @@ absl::Status Engine::Submit(Job job) {
   const uint64_t bytes = InputBytes(job.op) + OutputBytes(job.op);
   const absl::Time arrival =
       job.arrival == absl::InfinitePast() ? absl::Now() : job.arrival;
+  std::string change;  // the adaptive rule's, logged without mu_
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return absl::UnavailableError("server is shutting down");
@@ -62,7 +68,12 @@ absl::Status Engine::Submit(Job job) {
     queues_[method].push_back({std::move(job), bytes, arrival});
     queued_bytes_[method] += bytes;
     ++queued_requests_;
+    if (controller_.has_value()) {
+      controller_->Advance(clock_());
+      change = controller_->TakeChange();
+    }
   }
+  if (!change.empty() && options_.log) options_.log("batcher: " + change);
   // A worker holding a batch open must see the new job as well as an idle
   // one, and they may be on different devices.
   if (options_.max_queue_delay > absl::ZeroDuration()) {
@@ -90,6 +101,7 @@ void Engine::Stop() {
 }
 
 std::optional<Method> Engine::ReadyQueue(int device, absl::Time now,
+                                         bool while_device_busy,
                                          absl::Time& wake) const {
   std::optional<Method> ready;
   absl::Time ready_arrival = absl::InfiniteFuture();
@@ -97,7 +109,7 @@ std::optional<Method> Engine::ReadyQueue(int device, absl::Time now,
   for (Method method : kMethods) {
     const std::deque<Queued>& queue = queues_[Index(method)];
     if (queue.empty()) continue;
-    const absl::Time hold = HoldUntil(method, device);
+    const absl::Time hold = HoldUntil(method, device, while_device_busy);
     if (hold > now) {
       wake = std::min(wake, hold);
     } else if (queue.front().arrival < ready_arrival) {
@@ -108,12 +120,26 @@ std::optional<Method> Engine::ReadyQueue(int device, absl::Time now,
   return ready;
 }
 
-absl::Time Engine::HoldUntil(Method method, int device) const {
-  // Holding pays only while the device has work and no other worker could
-  // take the jobs now.
+bool Engine::HoldWhileDeviceBusy() {
+  switch (options_.hold_rule) {
+    case HoldRule::kWhileOthersBusy:
+      return false;
+    case HoldRule::kWhileDeviceBusy:
+      return true;
+    case HoldRule::kAdaptive:
+      break;
+  }
+  return controller_->Holding(clock_());
+}
+
+absl::Time Engine::HoldUntil(Method method, int device,
+                             bool while_device_busy) const {
+  // A lone request on an idle device never waits. Otherwise: while another
+  // worker could take the jobs now, only if the rule holds while the device
+  // is busy at all.
   const int busy = busy_workers_[device];
   if (stopping_ || options_.max_queue_delay <= absl::ZeroDuration() ||
-      busy == 0 || busy < workers_[device] - 1) {
+      busy == 0 || (!while_device_busy && busy < workers_[device] - 1)) {
     return absl::InfinitePast();
   }
   const std::deque<Queued>& queue = queues_[Index(method)];
@@ -159,6 +185,7 @@ void Engine::WorkerLoop(Executor& executor) {
   for (;;) {
     Batch batch;
     std::vector<std::pair<Job, absl::Status>> dropped;
+    std::string change;  // the adaptive rule's, logged without mu_
     {
       std::unique_lock<std::mutex> lock(mu_);
       for (;;) {
@@ -169,7 +196,8 @@ void Engine::WorkerLoop(Executor& executor) {
         }
         const absl::Time now = absl::Now();
         absl::Time wake;
-        const std::optional<Method> method = ReadyQueue(device, now, wake);
+        const std::optional<Method> method =
+            ReadyQueue(device, now, HoldWhileDeviceBusy(), wake);
         if (!method.has_value()) {
           work_or_stop_.wait_until(lock, absl::ToChronoTime(wake));
           continue;
@@ -178,7 +206,12 @@ void Engine::WorkerLoop(Executor& executor) {
         break;
       }
       if (!batch.jobs.empty()) ++busy_workers_[device];
+      if (controller_.has_value()) {
+        controller_->Served(clock_(), batch.jobs.size());
+        change = controller_->TakeChange();
+      }
     }
+    if (!change.empty() && options_.log) options_.log("batcher: " + change);
     for (auto& [job, status] : dropped) std::move(job.done)(std::move(status));
     if (batch.jobs.empty()) continue;
     RunBatch(executor, batch);

@@ -8,19 +8,37 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/engine/executor.h"
+#include "server/engine/hold_controller.h"
 #include "server/engine/job.h"
 #include "server/engine/observer.h"
 
 namespace matserve::engine {
+
+// When a free worker whose device is busy holds a batch open for company (up
+// to max_queue_delay; never while its device is idle).
+enum class HoldRule {
+  // Only while every other worker on its device is busy: no worker idles while
+  // jobs wait. Small batches (the GPU is rarely that busy), no added latency.
+  kWhileOthersBusy,
+  // While any other worker on its device is busy: batches as large as the
+  // load makes them, at the cost of delaying answers by up to one batch.
+  kWhileDeviceBusy,
+  // kWhileDeviceBusy while the HoldController measures that holds do not slow
+  // the rate at which the engine serves requests (by more than its margin),
+  // else kWhileOthersBusy.
+  kAdaptive,
+};
 
 struct EngineOptions {
   // Bounds on what waits for a worker; Submit refuses more with
@@ -32,10 +50,17 @@ struct EngineOptions {
   size_t max_batch_size = 64;
   uint64_t max_batch_bytes = uint64_t{64} << 20;
   // How long a free worker may hold a batch open for company, counted from its
-  // oldest job's arrival, and only while every other worker on its device is
-  // busy: while any other could take the jobs, they start at once. Zero: never
-  // wait.
+  // oldest job's arrival, and only while its device is busy as `hold_rule`
+  // says. Zero: never wait.
   absl::Duration max_queue_delay = absl::ZeroDuration();
+  HoldRule hold_rule = HoldRule::kAdaptive;
+  HoldControllerOptions hold_controller = {};
+  // The clock of the hold controller's epochs; empty: absl::Now. Tests step
+  // it by hand. (Queue delays always run on absl::Now.)
+  std::function<absl::Time()> clock = nullptr;
+  // Hears a line each time the adaptive rule changes its mind (from a Submit
+  // or a worker, without the engine's lock); may be empty.
+  std::function<void(const std::string&)> log = nullptr;
   // Hears of every batch; nullptr for none. Outlives the engine.
   Observer* observer = nullptr;
 };
@@ -85,10 +110,15 @@ class Engine {
   // company, the one whose oldest job waited longest. None when every waiting
   // queue is held; `wake` is then when the first hold ends. mu_ held.
   std::optional<Method> ReadyQueue(int device, absl::Time now,
+                                   bool while_device_busy,
                                    absl::Time& wake) const;
+  // Whether free workers hold batches for company while any other worker on
+  // their device is busy (kWhileDeviceBusy), rather than only while all are
+  // (kWhileOthersBusy), now. mu_ held.
+  bool HoldWhileDeviceBusy();
   // When a free worker on `device` should stop holding `method`'s queue open
   // for company, or InfinitePast() to close the batch now. mu_ held.
-  absl::Time HoldUntil(Method method, int device) const;
+  absl::Time HoldUntil(Method method, int device, bool while_device_busy) const;
   // Moves the front of `method`'s queue into `batch`, up to the batch bounds,
   // and the jobs that must not be computed (deadline passed, cancelled) into
   // `dropped` with their status. mu_ held.
@@ -109,6 +139,8 @@ class Engine {
   std::vector<int> workers_;       // by device
   std::vector<int> busy_workers_;  // by device; guarded by mu_
   bool stopping_ = false;          // guarded by mu_
+  const std::function<absl::Time()> clock_;
+  std::optional<HoldController> controller_;  // kAdaptive; guarded by mu_
   std::vector<std::thread> threads_;
 };
 
