@@ -112,44 +112,50 @@ using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 2>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 2>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 4, 4>;
 
-// The device's SM count, looked up once per device.
-cudaError_t MultiprocessorCount(int64_t* sms) {
+// Sets *value to what compute(device, value) sets it to for the current
+// device, computing it once per device (a value must be > 0). Each caller's
+// lambda is a type of its own, and so has a cache of its own.
+template <typename Compute>
+cudaError_t OncePerDevice(Compute compute, int64_t* value) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int64_t> known[kMaxDevices];  // 0: not yet
   int device = 0;
   if (cudaError_t error = cudaGetDevice(&device)) return error;
-  if (device < kMaxDevices && (*sms = known[device].load()) > 0) {
+  if (device < kMaxDevices && (*value = known[device].load()) > 0) {
     return cudaSuccess;
   }
-  int count = 0;
-  if (cudaError_t error = cudaDeviceGetAttribute(
-          &count, cudaDevAttrMultiProcessorCount, device)) {
-    return error;
-  }
-  *sms = std::max(1, count);
-  if (device < kMaxDevices) known[device].store(*sms);
+  if (cudaError_t error = compute(device, value)) return error;
+  if (device < kMaxDevices) known[device].store(*value);
   return cudaSuccess;
 }
 
-// Lets `kernel` have `bytes` of dynamic shared memory on the current device
-// (beyond the default 48 KiB), once per device.
+// The current device's SM count.
+cudaError_t MultiprocessorCount(int64_t* sms) {
+  return OncePerDevice(
+      [](int device, int64_t* value) {
+        int count = 0;
+        const cudaError_t error = cudaDeviceGetAttribute(
+            &count, cudaDevAttrMultiProcessorCount, device);
+        *value = std::max(1, count);
+        return error;
+      },
+      sms);
+}
+
+// Lets kKernel have `bytes` of dynamic shared memory on the current device
+// (beyond the default 48 KiB).
 template <auto kKernel>
 cudaError_t AllowSharedMemory(int bytes) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<bool> done[kMaxDevices];
-  int device = 0;
-  if (cudaError_t error = cudaGetDevice(&device)) return error;
-  if (device < kMaxDevices && done[device].load()) return cudaSuccess;
-  if (cudaError_t error = cudaFuncSetAttribute(
-          kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)) {
-    return error;
-  }
-  if (device < kMaxDevices) done[device].store(true);
-  return cudaSuccess;
+  int64_t done = 0;
+  return OncePerDevice(
+      [bytes](int, int64_t* value) {
+        *value = 1;
+        return cudaFuncSetAttribute(
+            kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+      },
+      &done);
 }
 
-// One launch of the warp-tiled kernel for p, its 16-byte paths chosen at
-// compile time (kVectorA: along K in A; kVectorBC: along N in B and C).
 template <typename S, bool kVectorA, bool kVectorBC, bool kSplitK>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
@@ -245,30 +251,21 @@ using SmallTile16 = SmallTileShape<16, 2, 16, 4>;
 using SmallTile32 = SmallTileShape<32, 4, 16, 4>;
 using SmallTile64 = SmallTileShape<64, 4, 32, 4>;
 
-// How many blocks of kKernel (256 threads) fit on the current device at once;
-// worked out once per device. It sets a grid's size only, never what a kernel
-// computes.
+// How many blocks of kKernel (256 threads) fit on the current device at
+// once. It sets a grid's size only, never what a kernel computes.
 template <auto kKernel>
 cudaError_t ResidentBlocks(int64_t* blocks) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int64_t> known[kMaxDevices];  // 0: not yet
-  int device = 0;
-  if (cudaError_t error = cudaGetDevice(&device)) return error;
-  if (device < kMaxDevices && (*blocks = known[device].load()) > 0) {
-    return cudaSuccess;
-  }
-  int sms = 0, per_sm = 0;
-  if (cudaError_t error = cudaDeviceGetAttribute(
-          &sms, cudaDevAttrMultiProcessorCount, device)) {
-    return error;
-  }
-  if (cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-          &per_sm, kKernel, 256, 0)) {
-    return error;
-  }
-  *blocks = std::max<int64_t>(1, int64_t{sms} * per_sm);
-  if (device < kMaxDevices) known[device].store(*blocks);
-  return cudaSuccess;
+  return OncePerDevice(
+      [](int, int64_t* value) {
+        int64_t sms = 0;
+        if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+        int per_sm = 0;
+        const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, kKernel, 256, 0);
+        *value = std::max<int64_t>(1, sms * per_sm);
+        return error;
+      },
+      blocks);
 }
 
 template <typename S, bool kVectorized>

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/copy_async.cuh"
+#include "kernels/float_vector.cuh"
 #include "kernels/kernels.h"
 
 namespace matserve::kernels {
@@ -44,17 +45,6 @@ struct SmallTileShape {
     __align__(16) float a[kTile][kBlockK + 4];
     __align__(16) float b[kBlockK][kTile];
   };
-};
-
-template <int kWidth>
-struct Vector;
-template <>
-struct Vector<2> {
-  using Type = float2;
-};
-template <>
-struct Vector<4> {
-  using Type = float4;
 };
 
 // One K step of one tile: where its operands are, and whether it is the
@@ -112,7 +102,7 @@ template <typename S>
 __device__ void ComputeStep(const typename S::Storage& storage, int t,
                             float (&acc)[S::kThreadTile][S::kThreadTile]) {
   constexpr int kT = S::kThreadTile;
-  using VectorT = typename Vector<kT>::Type;
+  using VectorT = typename FloatVector<kT>::Type;
   const int ty = t / S::kSide;
   const int tx = t % S::kSide;
 #pragma unroll
@@ -145,7 +135,7 @@ template <typename S, bool kVectorized>
 __device__ void StoreTile(const float (&acc)[S::kThreadTile][S::kThreadTile],
                           const TileStep& step, int t) {
   constexpr int kT = S::kThreadTile;
-  using VectorT = typename Vector<kT>::Type;
+  using VectorT = typename FloatVector<kT>::Type;
   const int64_t col = step.col0 + t % S::kSide * kT;
 #pragma unroll
   for (int i = 0; i < kT; ++i) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/copy_async.cuh"
+#include "kernels/float_vector.cuh"
 
 namespace matserve::kernels {
 
@@ -58,21 +59,6 @@ struct WarpTiledShape {
                 "every thread copies the same number of whole runs");
   static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
   static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
-};
-
-template <int kWidth>
-struct FloatVector;
-template <>
-struct FloatVector<1> {
-  using Type = float;
-};
-template <>
-struct FloatVector<2> {
-  using Type = float2;
-};
-template <>
-struct FloatVector<4> {
-  using Type = float4;
 };
 
 // Adds `v` to c[0..3] (16-byte aligned), as one vector atomic where the

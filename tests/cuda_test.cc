@@ -204,6 +204,20 @@ void ExpectGapsUnwritten(const std::vector<float>& packed, uint64_t size,
   }
 }
 
+// Fails unless `packed` holds the transpose of inputs[i] at i * stride (each
+// `size` elements) and nothing was written between them.
+void ExpectTransposesPacked(const std::vector<Matrix>& inputs,
+                            const std::vector<float>& packed, uint64_t size,
+                            uint64_t stride) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SCOPED_TRACE("matrix " + std::to_string(i));
+    matserve::testing::ExpectExactTranspose(
+        inputs[i],
+        {packed.begin() + i * stride, packed.begin() + i * stride + size});
+  }
+  ExpectGapsUnwritten(packed, size, stride);
+}
+
 class GpuBatchedSgemm : public GpuTest,
                         public ::testing::WithParamInterface<BatchCase> {};
 
@@ -362,12 +376,7 @@ TEST_P(GpuBatchedTranspose, EveryMatrixIsBitExact) {
                                                   nullptr, variant));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
   const std::vector<float> out = dout.ToHost();
-  for (uint32_t i = 0; i < c.count; ++i) {
-    SCOPED_TRACE("matrix " + std::to_string(i));
-    matserve::testing::ExpectExactTranspose(
-        inputs[i], {out.begin() + i * stride, out.begin() + i * stride + size});
-  }
-  ExpectGapsUnwritten(out, size, stride);
+  ExpectTransposesPacked(inputs, out, size, stride);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -434,12 +443,7 @@ TEST_P(GpuTransposeMisaligned, IsBitExact) {
     EXPECT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " after out written";
   }
   const std::vector<float> out(all.begin() + kOutOffset, all.end() - kTail);
-  for (uint32_t i = 0; i < c.count; ++i) {
-    SCOPED_TRACE("matrix " + std::to_string(i));
-    matserve::testing::ExpectExactTranspose(
-        inputs[i], {out.begin() + i * stride, out.begin() + i * stride + size});
-  }
-  ExpectGapsUnwritten(out, size, stride);
+  ExpectTransposesPacked(inputs, out, size, stride);
 }
 
 INSTANTIATE_TEST_SUITE_P(
