@@ -29,7 +29,10 @@ const char* SgemmVariantName(SgemmVariant variant);
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant);
 
 // C = A * B for row-major device matrices: A is m x k, B is k x n, C is m x n.
-// Any sizes >= 1, whichever variant; fp32 accumulation. Returns
+// Any sizes >= 1, whichever variant; fp32 accumulation. Where kWarpTiled (or
+// kAuto) splits K, C is first zeroed on `stream` and the splits' partial sums
+// are added in whatever order they finish: the result is then not
+// bit-identical from run to run (within fp32 rounding). Returns
 // cudaErrorInvalidValue for a zero or negative size, else the launch error
 // (the kernel itself runs asynchronously on `stream`).
 cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
