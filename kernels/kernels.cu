@@ -72,10 +72,12 @@ struct Batch {
   int64_t stride_c;
   int64_t count;
 
-  bool Vectorized() const {
-    return Vectorizable(a, k, stride_a) && Vectorizable(b, n, stride_b) &&
-           Vectorizable(c, n, stride_c);
+  // 16-byte accesses are legal along K in A, along N in B and C, in both.
+  bool VectorA() const { return Vectorizable(a, k, stride_a); }
+  bool VectorBC() const {
+    return Vectorizable(b, n, stride_b) && Vectorizable(c, n, stride_c);
   }
+  bool Vectorized() const { return VectorA() && VectorBC(); }
 };
 
 Batch Single(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
@@ -178,21 +180,18 @@ template <typename S, bool kSplitK>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
-  const bool vector_a = Vectorizable(p.a, p.k, p.stride_a);
-  const bool vector_bc =
-      Vectorizable(p.b, p.n, p.stride_b) && Vectorizable(p.c, p.n, p.stride_c);
-  auto launch = vector_a
-                    ? (vector_bc ? LaunchWarpTiled<S, true, true, kSplitK>
-                                 : LaunchWarpTiled<S, true, false, kSplitK>)
-                    : (vector_bc ? LaunchWarpTiled<S, false, true, kSplitK>
-                                 : LaunchWarpTiled<S, false, false, kSplitK>);
+  auto launch =
+      p.VectorA() ? (p.VectorBC() ? LaunchWarpTiled<S, true, true, kSplitK>
+                                  : LaunchWarpTiled<S, true, false, kSplitK>)
+                  : (p.VectorBC() ? LaunchWarpTiled<S, false, true, kSplitK>
+                                  : LaunchWarpTiled<S, false, false, kSplitK>);
   return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
 }
 
-// A single product whose tiles would leave most SMs idle splits K across
-// blocks (enough to fill every SM's three resident blocks once, at least
-// kMinSplitK of K each),
-// which add their partial tiles into a zeroed C. A batch never splits.
+// A single product whose tiles would leave SMs idle splits K across blocks
+// (enough to fill every SM's three resident blocks once, at least kMinSplitK
+// of K each), which add their partial tiles into a zeroed C. A batch never
+// splits.
 template <typename S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   // The kernel keeps K positions in an int.
@@ -228,11 +227,9 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
 // Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with K
 // split where its tiles are few, is ahead of the other rungs, except where
 // neither operand can take 16-byte copies and the register-blocked kernel's
-// tiles alone fill every SM (4095^3: 84% of cuBLAS against 81%).
+// tiles alone fill every SM (4095^3: 83% of cuBLAS against 82%).
 cudaError_t SgemmAuto(const Batch& p, cudaStream_t stream) {
-  if (!Vectorizable(p.a, p.k, p.stride_a) &&
-      !(Vectorizable(p.b, p.n, p.stride_b) &&
-        Vectorizable(p.c, p.n, p.stride_c))) {
+  if (!p.VectorA() && !p.VectorBC()) {
     int64_t sms = 0;
     if (cudaError_t error = MultiprocessorCount(&sms)) return error;
     const int64_t tiles = CeilDiv(p.m, RegisterBlockedShape::kBlockM) *
