@@ -5,13 +5,15 @@
 
 namespace matserve::kernels {
 
-// Copies 16 (4) bytes from global `src` to shared `dst` without holding them
-// in registers; where `valid` is false it reads nothing and writes zeros.
-__device__ inline void CopyAsync16(float* dst, const float* src, bool valid) {
+// Copies the first `bytes` (0 to 16) of the 16 at global `src` to shared
+// `dst` without holding them in registers, and zeros the rest of the 16 at
+// `dst`; it reads nothing past those bytes (with 0, nothing at all).
+__device__ inline void CopyAsync16(float* dst, const float* src, int bytes) {
   const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared),
-               "l"(src), "r"(valid ? 16 : 0));
+               "l"(src), "r"(bytes));
 }
+// Copies 4 bytes, or where `valid` is false reads nothing and writes zeros.
 __device__ inline void CopyAsync4(float* dst, const float* src, bool valid) {
   const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared),

@@ -4,8 +4,10 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 
 #include "kernels/kernels.h"
+#include "kernels/pad_rows.cuh"
 #include "kernels/sgemm_naive.cuh"
 #include "kernels/sgemm_register_blocked.cuh"
 #include "kernels/sgemm_small_tile.cuh"
@@ -22,6 +24,7 @@ namespace matserve::kernels {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
 
 // The grids here are one-dimensional; gridDim.x stops at 2^31 - 1 blocks.
 // Returns the block count of `per_item` blocks for each of `items`, or -1
@@ -34,10 +37,11 @@ bool Aligned16(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 }
 
-// 16-byte accesses along rows of `cols` elements are legal in every matrix of
-// a strided batch: rows, matrices and the base all start on 16 bytes.
-bool Vectorizable(const void* base, int64_t cols, int64_t stride) {
-  return cols % 4 == 0 && stride % 4 == 0 && Aligned16(base);
+// Every row of every matrix of a strided batch starts on 16 bytes: rows
+// `pitch` elements apart, matrices `stride` apart, from `base`. (With pitch
+// the row length, 16-byte accesses along the rows are then legal.)
+bool Vectorizable(const void* base, int64_t pitch, int64_t stride) {
+  return pitch % 4 == 0 && stride % 4 == 0 && Aligned16(base);
 }
 
 // Launches `kernel` with one kBlock x kBlock thread block per kBlock x kBlock
@@ -62,6 +66,9 @@ cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
 }
 
 // The operands of a strided batch; a single product is a batch of one.
+// Rows lie lda, ldb and ldc elements apart: packed, except where the
+// warp-tiled launcher has copied A or B into padded rows (the only kernel
+// that reads the pitches).
 struct Batch {
   int64_t m, n, k;
   const float* a;
@@ -71,13 +78,13 @@ struct Batch {
   float* c;
   int64_t stride_c;
   int64_t count;
+  int64_t lda = k, ldb = n, ldc = n;
 
-  // 16-byte accesses are legal along K in A, along N in B and C, in both.
-  bool VectorA() const { return Vectorizable(a, k, stride_a); }
-  bool VectorBC() const {
-    return Vectorizable(b, n, stride_b) && Vectorizable(c, n, stride_c);
-  }
-  bool Vectorized() const { return VectorA() && VectorBC(); }
+  // Every row of A (of B, of C) starts on 16 bytes.
+  bool VectorA() const { return Vectorizable(a, lda, stride_a); }
+  bool VectorB() const { return Vectorizable(b, ldb, stride_b); }
+  bool VectorC() const { return Vectorizable(c, ldc, stride_c); }
+  bool Vectorized() const { return VectorA() && VectorB() && VectorC(); }
 };
 
 Batch Single(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
@@ -113,6 +120,8 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
 using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 2>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 2>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 4, 4>;
+static_assert(WarpTiledWide::kBlockK == WarpTiledTall::kBlockK,
+              "one K step for both single-product shapes");
 
 // Sets *value to what compute(device, value) sets it to for the current
 // device, computing it once per device (a value must be > 0). Each caller's
@@ -158,21 +167,23 @@ cudaError_t AllowSharedMemory(int bytes) {
       &done);
 }
 
-template <typename S, bool kVectorA, bool kVectorBC, bool kSplitK>
+template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
+          bool kWholeSteps = false>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
   constexpr int kGroup = 8;
   constexpr auto kKernel =
-      SgemmWarpTiledKernel<S, kVectorA, kVectorBC, kSplitK, kGroup>;
+      SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps>;
   const int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
     return error;
   }
   kKernel<<<static_cast<unsigned>(blocks), S::kThreads, S::kSharedBytes,
-            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
-                      p.stride_c, tiles_m, tiles_n, splits, k_per_split);
+            stream>>>(p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
+                      p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
+                      splits, k_per_split);
   return cudaGetLastError();
 }
 
@@ -180,63 +191,181 @@ template <typename S, bool kSplitK>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
+  const bool whole_steps = p.k % S::kBlockK == 0;
   auto launch =
-      p.VectorA() ? (p.VectorBC() ? LaunchWarpTiled<S, true, true, kSplitK>
-                                  : LaunchWarpTiled<S, true, false, kSplitK>)
-                  : (p.VectorBC() ? LaunchWarpTiled<S, false, true, kSplitK>
-                                  : LaunchWarpTiled<S, false, false, kSplitK>);
+      p.VectorA()
+          ? (p.VectorB()
+                 ? (whole_steps ? LaunchWarpTiled<S, true, true, kSplitK, true>
+                                : LaunchWarpTiled<S, true, true, kSplitK>)
+                 : LaunchWarpTiled<S, true, false, kSplitK>)
+          : (p.VectorB() ? LaunchWarpTiled<S, false, true, kSplitK>
+                         : LaunchWarpTiled<S, false, false, kSplitK>);
   return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
 }
 
-// A single product whose tiles would leave SMs idle splits K across blocks
-// (enough to fill every SM's three resident blocks once, at least kMinSplitK
-// of K each), which add their partial tiles into a zeroed C. A batch never
-// splits.
+// How many parts a single product of `tiles` block tiles splits K into, on a
+// GPU that holds `slots` blocks at once. Blocks run in rounds of `slots`, and
+// a last round only partly full leaves SMs idle (at 2048^3, 1.3 rounds cost
+// the kernel a fifth of its speed against 3.9 rounds with K split in 3). So:
+// of the splits that leave between kMinSplitK and kMaxSplitK of K to each
+// (at most kMostSplits), the fewest whose rounds are on average at least
+// kFullRounds full, else the fullest. Measured on an H200
+// (docs/benchmarks.md): this splits 1024^3 in 3 (124% of cuBLAS; 1, 2, 4:
+// 118%, 116%, 100%), 1536^3 in 4 (118%; 1: 95%), 2048^3 in 3 (89%; 1: 72%),
+// 4096^3 in 3 (92%; 1: 90%) and 8192^3 in 2 (94%; 1: 92.5%: splits of K over
+// 4096 keep more of the operands in L2).
+int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots) {
+  constexpr int64_t kMinSplitK = 64;
+  constexpr int64_t kMaxSplitK = 4096;
+  constexpr int64_t kMostSplits = 64;
+  constexpr double kFullRounds = 0.95;
+  const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
+  const int64_t most = std::max(fewest, std::min(k / kMinSplitK, kMostSplits));
+  auto fill = [&](int64_t splits) {
+    const int64_t blocks = tiles * splits;
+    return static_cast<double>(blocks) / (CeilDiv(blocks, slots) * slots);
+  };
+  int64_t fullest = fewest;
+  for (int64_t s = fewest; s <= most; ++s) {
+    if (fill(s) >= kFullRounds) return s;
+    if (fill(s) > fill(fullest)) fullest = s;
+  }
+  return fullest;
+}
+
+// A single product may split K across blocks (SplitCount), which add their
+// partial tiles into a zeroed C. A batch never splits.
 template <typename S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   // The kernel keeps K positions in an int.
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
-  constexpr int64_t kMinSplitK = 64;
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t wanted = p.count > 1 ? 1 : 3 * sms / (tiles_m * tiles_n);
-  const int64_t splits =
-      std::max<int64_t>(1, std::min(wanted, p.k / kMinSplitK));
+  const int64_t splits = p.count > 1 ? 1
+                                     : SplitCount(tiles_m * tiles_n, p.k,
+                                                  sms * S::kMinBlocksPerSm);
   const int64_t k_per_split =
       CeilDiv(CeilDiv(p.k, splits), S::kBlockK) * S::kBlockK;
   if (splits == 1) {
     return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, k_per_split,
                                      stream);
   }
-  if (cudaError_t error =
-          cudaMemsetAsync(p.c, 0, p.m * p.n * sizeof(float), stream)) {
+  if (cudaError_t error = cudaMemset2DAsync(p.c, p.ldc * sizeof(float), 0,
+                                            p.n * sizeof(float), p.m, stream)) {
     return error;
   }
   return LaunchWarpTiled<S, true>(
       p, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
 }
 
-cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
+cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {
   return p.n <= WarpTiledTall::kBlockN
              ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
              : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
 }
 
-// Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with K
-// split where its tiles are few, is ahead of the other rungs, except where
-// neither operand can take 16-byte copies and the register-blocked kernel's
-// tiles alone fill every SM (4095^3: 83% of cuBLAS against 82%).
-cudaError_t SgemmAuto(const Batch& p, cudaStream_t stream) {
-  if (!p.VectorA() && !p.VectorBC()) {
-    int64_t sms = 0;
-    if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-    const int64_t tiles = CeilDiv(p.m, RegisterBlockedShape::kBlockM) *
-                          CeilDiv(p.n, RegisterBlockedShape::kBlockN);
-    if (tiles >= 2 * sms) return SgemmRegisterBlocked(p, stream);
+// Scratch memory for operand copies: a stream-ordered pool on the current
+// device that keeps up to kKeptBytes mapped between calls, so that steady
+// traffic does not map and unmap memory for every product.
+cudaError_t ScratchPool(cudaMemPool_t* pool) {
+  constexpr int kMaxDevices = 64;
+  constexpr uint64_t kKeptBytes = uint64_t{256} << 20;
+  static std::mutex mutex;
+  static cudaMemPool_t pools[kMaxDevices];
+  int device = 0;
+  if (cudaError_t error = cudaGetDevice(&device)) return error;
+  if (device >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (pools[device] == nullptr) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t created = nullptr;
+    if (cudaError_t error = cudaMemPoolCreate(&created, &props)) return error;
+    uint64_t kept = kKeptBytes;
+    if (cudaError_t error = cudaMemPoolSetAttribute(
+            created, cudaMemPoolAttrReleaseThreshold, &kept)) {
+      cudaMemPoolDestroy(created);
+      return error;
+    }
+    pools[device] = created;
   }
-  return SgemmWarpTiled(p, stream);
+  *pool = pools[device];
+  return cudaSuccess;
+}
+
+// Copies `matrix` (rows x cols, rows *ld apart) into `scratch` as
+// padded_rows rows padded_ld apart (a multiple of 4), zeros past the matrix,
+// and points *matrix and *ld there.
+cudaError_t PadRows(int64_t rows, int64_t cols, int64_t padded_rows,
+                    int64_t padded_ld, float* scratch, const float** matrix,
+                    int64_t* ld, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
+  const int64_t blocks = GridBlocks(segments, padded_rows);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  PadRowsKernel<kThreads>
+      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+          rows, cols, *matrix, *ld, scratch, padded_ld, segments);
+  *matrix = scratch;
+  *ld = padded_ld;
+  return cudaGetLastError();
+}
+
+// A single product whose A or B rows don't start on 16 bytes copies that
+// operand element by element. A large one first copies it into padded rows in
+// scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md):
+// padding took 4095^3 from 84% of cuBLAS to 90%, 8191^3 from 86% to 91% and
+// 2047^3 from 77% to 81%; it cost 1023^3 7 points and 767^3 9 (the copies'
+// launches and passes weigh more there). So it pads from kMinPaddedMacs
+// multiply-adds, and where they are at least kMinMacsPerCopied times the
+// elements copied. Where scratch memory can't be had, the product runs
+// unpadded.
+cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
+  constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
+  constexpr int64_t kMinMacsPerCopied = 512;
+  const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
+  const int64_t copied = (pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0);
+  const double macs = static_cast<double>(p.m) * p.n * p.k;
+  if (p.count > 1 || copied == 0 || p.k > INT_MAX / 2 ||
+      macs < kMinPaddedMacs ||
+      macs < static_cast<double>(kMinMacsPerCopied) * copied) {
+    return SgemmWarpTiledShaped(p, stream);
+  }
+  // Where both are copied, K is padded with zeros to whole steps as well, so
+  // that the kernel copies without checks (kWholeSteps).
+  const int64_t k_padded =
+      pad_a && pad_b ? RoundUp(p.k, WarpTiledWide::kBlockK) : p.k;
+  const int64_t lda = RoundUp(k_padded, 4), ldb = RoundUp(p.n, 4);
+  const int64_t floats_a = pad_a ? p.m * lda : 0;
+  const int64_t floats_b = pad_b ? k_padded * ldb : 0;
+  cudaMemPool_t pool = nullptr;
+  void* scratch = nullptr;
+  if (ScratchPool(&pool) != cudaSuccess ||
+      cudaMallocFromPoolAsync(&scratch, (floats_a + floats_b) * sizeof(float),
+                              pool, stream) != cudaSuccess) {
+    cudaGetLastError();  // not the caller's error: run unpadded
+    return SgemmWarpTiledShaped(p, stream);
+  }
+  Batch padded = p;
+  padded.k = k_padded;
+  float* const scratch_a = static_cast<float*>(scratch);
+  float* const scratch_b = scratch_a + floats_a;
+  cudaError_t error = cudaSuccess;
+  if (pad_a) {
+    error =
+        PadRows(p.m, p.k, p.m, lda, scratch_a, &padded.a, &padded.lda, stream);
+  }
+  if (pad_b && !error) {
+    error = PadRows(p.k, p.n, k_padded, ldb, scratch_b, &padded.b, &padded.ldb,
+                    stream);
+  }
+  if (!error) error = SgemmWarpTiledShaped(padded, stream);
+  const cudaError_t freed = cudaFreeAsync(scratch, stream);
+  return error ? error : freed;
 }
 
 // Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
@@ -491,8 +620,10 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
                                     stream);
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
+    // Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with
+    // K split where its tiles are few and operands padded where their rows
+    // don't start on 16 bytes, is ahead of the other rungs at every shape.
     case SgemmVariant::kAuto:
-      return SgemmAuto(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kWarpTiled:
       return SgemmWarpTiled(Single(m, n, k, a, b, c), stream);
     case SgemmVariant::kRegisterBlocked:

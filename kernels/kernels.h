@@ -30,11 +30,16 @@ bool ParseSgemmVariant(const char* name, SgemmVariant* variant);
 
 // C = A * B for row-major device matrices: A is m x k, B is k x n, C is m x n.
 // Any sizes >= 1, whichever variant; fp32 accumulation. Where kWarpTiled (or
-// kAuto) splits K, C is first zeroed on `stream` and the splits' partial sums
-// are added in whatever order they finish: the result is then not
-// bit-identical from run to run (within fp32 rounding). Returns
+// kAuto) splits K (most products too small to fill the GPU several times,
+// and large ones where that keeps the GPU's last round of blocks full), C is
+// first zeroed on `stream` and the splits' partial sums are added in
+// whatever order they finish: the result is then not bit-identical from run
+// to run (within fp32 rounding). A large product whose A or B rows don't
+// start on 16 bytes first copies that operand on `stream` into scratch
+// memory from a stream-ordered pool of the device's (allocated and freed in
+// stream order; up to 256 MiB of it stays reserved between calls). Returns
 // cudaErrorInvalidValue for a zero or negative size, else the launch error
-// (the kernel itself runs asynchronously on `stream`).
+// (the kernels themselves run asynchronously on `stream`).
 cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
                   const float* b, float* c, cudaStream_t stream,
                   SgemmVariant variant = SgemmVariant::kAuto);

@@ -73,7 +73,8 @@ __device__ void CopyStepAsync(const TileStep& step, int t,
                      int64_t cols, int64_t row, int64_t col) {
     if constexpr (kVectorized) {
       const bool valid = row < rows && col < cols;
-      CopyAsync16(dst, valid ? &matrix[row * cols + col] : matrix, valid);
+      CopyAsync16(dst, valid ? &matrix[row * cols + col] : matrix,
+                  valid ? 16 : 0);
     } else {
 #pragma unroll
       for (int q = 0; q < 4; ++q) {

@@ -87,9 +87,12 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // Every variant and the automatic choice, on the odd shapes and on shapes that
 // take the 16-byte paths (K and N multiples of 4) with ragged edges. In the
 // warp-tiled kernel these split K across blocks: 129x132x260 and 64x2052x68
-// (16-byte copies of A and B), 1000x3000x777 (of A only), 96x131x132 (of B
-// only), 513x1025x257 and 70x1027x33 (neither). auto takes the
-// register-blocked kernel for 2049x3x2051 (element-wise, 289 of its tiles).
+// (16-byte copies of A and B), 96x131x132 (of B only), 513x1025x257 and
+// 70x1027x33 (neither); 2049x3x2051 takes element-wise copies unsplit. From
+// 2^31 multiply-adds it copies an operand whose rows don't start on 16 bytes
+// into padded rows first: B for 1000x3000x777 and A for 512x8195x520 (both
+// split K), both for 1291x1297x1301 (unsplit; C's rows start on 16 bytes or
+// not, so its runs take both kinds of store).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
@@ -106,7 +109,9 @@ INSTANTIATE_TEST_SUITE_P(
                                        {64, 2052, 68},
                                        {70, 1027, 33},
                                        {96, 131, 132},
-                                       {2049, 3, 2051}});
+                                       {2049, 3, 2051},
+                                       {512, 8195, 520},
+                                       {1291, 1297, 1301}});
           return shapes;
         }())),
     [](const auto& info) {
