@@ -120,8 +120,6 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
 using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 2>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 2>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 4, 4>;
-static_assert(WarpTiledWide::kBlockK == WarpTiledTall::kBlockK,
-              "one K step for both single-product shapes");
 
 // Sets *value to what compute(device, value) sets it to for the current
 // device, computing it once per device (a value must be > 0). Each caller's
@@ -191,15 +189,11 @@ template <typename S, bool kSplitK>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
-  const bool whole_steps = p.k % S::kBlockK == 0;
   auto launch =
-      p.VectorA()
-          ? (p.VectorB()
-                 ? (whole_steps ? LaunchWarpTiled<S, true, true, kSplitK, true>
-                                : LaunchWarpTiled<S, true, true, kSplitK>)
-                 : LaunchWarpTiled<S, true, false, kSplitK>)
-          : (p.VectorB() ? LaunchWarpTiled<S, false, true, kSplitK>
-                         : LaunchWarpTiled<S, false, false, kSplitK>);
+      p.VectorA() ? (p.VectorB() ? LaunchWarpTiled<S, true, true, kSplitK, true>
+                                 : LaunchWarpTiled<S, true, false, kSplitK>)
+                  : (p.VectorB() ? LaunchWarpTiled<S, false, true, kSplitK>
+                                 : LaunchWarpTiled<S, false, false, kSplitK>);
   return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
 }
 
@@ -297,19 +291,19 @@ cudaError_t ScratchPool(cudaMemPool_t* pool) {
   return cudaSuccess;
 }
 
-// Copies `matrix` (rows x cols, rows *ld apart) into `scratch` as
-// padded_rows rows padded_ld apart (a multiple of 4), zeros past the matrix,
-// and points *matrix and *ld there.
-cudaError_t PadRows(int64_t rows, int64_t cols, int64_t padded_rows,
-                    int64_t padded_ld, float* scratch, const float** matrix,
-                    int64_t* ld, cudaStream_t stream) {
+// Copies `matrix` (rows x cols, rows *ld apart) into `scratch` with rows
+// padded_ld apart (a multiple of 4; zeros past the matrix), and points
+// *matrix and *ld there.
+cudaError_t PadRows(int64_t rows, int64_t cols, int64_t padded_ld,
+                    float* scratch, const float** matrix, int64_t* ld,
+                    cudaStream_t stream) {
   constexpr int kThreads = 256;
   const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
-  const int64_t blocks = GridBlocks(segments, padded_rows);
+  const int64_t blocks = GridBlocks(segments, rows);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   PadRowsKernel<kThreads>
       <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-          rows, cols, *matrix, *ld, scratch, padded_ld, segments);
+          cols, *matrix, *ld, scratch, padded_ld, segments);
   *matrix = scratch;
   *ld = padded_ld;
   return cudaGetLastError();
@@ -335,13 +329,9 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
       macs < static_cast<double>(kMinMacsPerCopied) * copied) {
     return SgemmWarpTiledShaped(p, stream);
   }
-  // Where both are copied, K is padded with zeros to whole steps as well, so
-  // that the kernel copies without checks (kWholeSteps).
-  const int64_t k_padded =
-      pad_a && pad_b ? RoundUp(p.k, WarpTiledWide::kBlockK) : p.k;
-  const int64_t lda = RoundUp(k_padded, 4), ldb = RoundUp(p.n, 4);
+  const int64_t lda = RoundUp(p.k, 4), ldb = RoundUp(p.n, 4);
   const int64_t floats_a = pad_a ? p.m * lda : 0;
-  const int64_t floats_b = pad_b ? k_padded * ldb : 0;
+  const int64_t floats_b = pad_b ? p.k * ldb : 0;
   cudaMemPool_t pool = nullptr;
   void* scratch = nullptr;
   if (ScratchPool(&pool) != cudaSuccess ||
@@ -351,17 +341,14 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
     return SgemmWarpTiledShaped(p, stream);
   }
   Batch padded = p;
-  padded.k = k_padded;
   float* const scratch_a = static_cast<float*>(scratch);
   float* const scratch_b = scratch_a + floats_a;
   cudaError_t error = cudaSuccess;
   if (pad_a) {
-    error =
-        PadRows(p.m, p.k, p.m, lda, scratch_a, &padded.a, &padded.lda, stream);
+    error = PadRows(p.m, p.k, lda, scratch_a, &padded.a, &padded.lda, stream);
   }
   if (pad_b && !error) {
-    error = PadRows(p.k, p.n, k_padded, ldb, scratch_b, &padded.b, &padded.ldb,
-                    stream);
+    error = PadRows(p.k, p.n, ldb, scratch_b, &padded.b, &padded.ldb, stream);
   }
   if (!error) error = SgemmWarpTiledShaped(padded, stream);
   const cudaError_t freed = cudaFreeAsync(scratch, stream);
