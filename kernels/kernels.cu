@@ -322,10 +322,11 @@ cudaError_t PadRows(int64_t rows, int64_t cols, int64_t padded_ld,
 
 // A single product whose A or B rows don't start on 16 bytes copies that
 // operand element by element. A large one first copies it into padded rows in
-// scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md):
-// padding took 4095^3 from 84% of cuBLAS to 90%, 8191^3 from 86% to 91% and
-// 2047^3 from 77% to 81%; it cost 1023^3 7 points and 767^3 9 (the copies'
-// launches and passes weigh more there). So it pads from kMinPaddedMacs
+// scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md),
+// padding alone (before the split rule and the unchecked copies) took 4095^3
+// from 84% of cuBLAS to 90%, 8191^3 from 86% to 91% and 2047^3 from 77% to
+// 81%; it cost 1023^3 7 points and 767^3 9 (the copies' launches and passes
+// weigh more there). So it pads from kMinPaddedMacs
 // multiply-adds, and where they are at least kMinMacsPerCopied times the
 // elements copied. Where scratch memory can't be had, the product runs
 // unpadded.
@@ -619,8 +620,9 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
     case SgemmVariant::kTiled:
       return SgemmTiled(m, n, k, a, b, c, stream);
     // Measured on an H200 (docs/benchmarks.md): the warp-tiled kernel, with
-    // K split where its tiles are few and operands padded where their rows
-    // don't start on 16 bytes, is ahead of the other rungs at every shape.
+    // K split to keep the last round of blocks full and large operands
+    // padded where their rows don't start on 16 bytes, is ahead of the other
+    // rungs at every shape measured.
     case SgemmVariant::kAuto:
     case SgemmVariant::kWarpTiled:
       return SgemmWarpTiled(Single(m, n, k, a, b, c), stream);
