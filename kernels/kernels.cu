@@ -232,16 +232,25 @@ int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots) {
 // single product, 128^3 x 1024, 256^3 x 256 and 512^3 x 64 measured 86%, 94%
 // and 85% of cuBLAS's strided batch against 107%, 109% and 90% unsplit).
 template <typename S>
+cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  *splits =
+      p.count > 1
+          ? 1
+          : SplitCount(CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN), p.k,
+                       sms * S::kMinBlocksPerSm);
+  return cudaSuccess;
+}
+
+template <typename S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   // The kernel keeps K positions in an int.
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
-  int64_t sms = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t splits = p.count > 1 ? 1
-                                     : SplitCount(tiles_m * tiles_n, p.k,
-                                                  sms * S::kMinBlocksPerSm);
+  int64_t splits = 0;
+  if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
   const int64_t k_per_split =
       CeilDiv(CeilDiv(p.k, splits), S::kBlockK) * S::kBlockK;
   if (splits == 1) {
@@ -261,14 +270,17 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
 // (docs/benchmarks.md): 2000x2000x700 went from 98% of cuBLAS to 104%,
 // 1000x1000x300 from 100% to 109%, 500x4000x900 from 85% to 95%, and
 // 1000x3000x777 from 80% to 78%.
-cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {
+bool TallPadsLess(const Batch& p) {
   auto padded_area = [&](auto shape) {
     using S = decltype(shape);
     return RoundUp(p.m, S::kBlockM) * RoundUp(p.n, S::kBlockN);
   };
-  return padded_area(WarpTiledTall()) < padded_area(WarpTiledWide())
-             ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
-             : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
+  return padded_area(WarpTiledTall()) < padded_area(WarpTiledWide());
+}
+
+cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {
+  return TallPadsLess(p) ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
+                         : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
 }
 
 // Scratch memory for operand copies: a stream-ordered pool on the current
@@ -302,22 +314,34 @@ cudaError_t ScratchPool(cudaMemPool_t* pool) {
   return cudaSuccess;
 }
 
-// Copies `matrix` (rows x cols, rows *ld apart) into `scratch` with rows
-// padded_ld apart (a multiple of 4; zeros past the matrix), and points
-// *matrix and *ld there.
-cudaError_t PadRows(int64_t rows, int64_t cols, int64_t padded_ld,
-                    float* scratch, const float** matrix, int64_t* ld,
-                    cudaStream_t stream) {
+// Launches a row-copy kernel of pad_rows.cuh over `rows` rows of padded_ld
+// elements (the padded side's pitch).
+template <typename Kernel>
+cudaError_t CopyRows(Kernel kernel, int64_t rows, int64_t cols,
+                     const float* src, int64_t src_ld, float* dst,
+                     int64_t dst_ld, int64_t padded_ld, cudaStream_t stream) {
   constexpr int kThreads = 256;
   const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
   const int64_t blocks = GridBlocks(segments, rows);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
-  PadRowsKernel<kThreads>
-      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-          cols, *matrix, *ld, scratch, padded_ld, segments);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      cols, src, src_ld, dst, dst_ld, segments);
+  return cudaGetLastError();
+}
+
+// Copies `matrix` (rows x cols, rows *ld apart) into `scratch` with rows
+// RoundUp(cols, 4) apart (zeros past the matrix), and points *matrix and *ld
+// there.
+cudaError_t PadRows(int64_t rows, int64_t cols, float* scratch,
+                    const float** matrix, int64_t* ld, cudaStream_t stream) {
+  const int64_t padded_ld = RoundUp(cols, 4);
+  if (cudaError_t error = CopyRows(PadRowsKernel<256>, rows, cols, *matrix, *ld,
+                                   scratch, padded_ld, padded_ld, stream)) {
+    return error;
+  }
   *matrix = scratch;
   *ld = padded_ld;
-  return cudaGetLastError();
+  return cudaSuccess;
 }
 
 // A single product whose A or B rows don't start on 16 bytes copies that
@@ -334,20 +358,34 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
   const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
-  const int64_t copied = (pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0);
+  if (p.count > 1 || !(pad_a || pad_b) || p.k > INT_MAX / 2) {
+    return SgemmWarpTiledShaped(p, stream);
+  }
+  // Split K adds into C with atomics, four to a run of C where its rows don't
+  // start on 16 bytes. Then C is computed in padded rows too and copied back
+  // (1000x3000x777, K split 11: 0.148 ms against 0.161 ms).
+  int64_t splits = 0;
+  if (cudaError_t error = TallPadsLess(p)
+                              ? WarpTiledSplits<WarpTiledTall>(p, &splits)
+                              : WarpTiledSplits<WarpTiledWide>(p, &splits)) {
+    return error;
+  }
+  const bool pad_c = splits > 1 && !p.VectorC();
+  const int64_t copied = (pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0) +
+                         (pad_c ? p.m * p.n : 0);
   const double macs = static_cast<double>(p.m) * p.n * p.k;
-  if (p.count > 1 || copied == 0 || p.k > INT_MAX / 2 ||
-      macs < kMinPaddedMacs ||
+  if (macs < kMinPaddedMacs ||
       macs < static_cast<double>(kMinMacsPerCopied) * copied) {
     return SgemmWarpTiledShaped(p, stream);
   }
-  const int64_t lda = RoundUp(p.k, 4), ldb = RoundUp(p.n, 4);
-  const int64_t floats_a = pad_a ? p.m * lda : 0;
-  const int64_t floats_b = pad_b ? p.k * ldb : 0;
+  const int64_t floats_a = pad_a ? p.m * RoundUp(p.k, 4) : 0;
+  const int64_t floats_b = pad_b ? p.k * RoundUp(p.n, 4) : 0;
+  const int64_t floats_c = pad_c ? p.m * RoundUp(p.n, 4) : 0;
   cudaMemPool_t pool = nullptr;
   void* scratch = nullptr;
   if (ScratchPool(&pool) != cudaSuccess ||
-      cudaMallocFromPoolAsync(&scratch, (floats_a + floats_b) * sizeof(float),
+      cudaMallocFromPoolAsync(&scratch,
+                              (floats_a + floats_b + floats_c) * sizeof(float),
                               pool, stream) != cudaSuccess) {
     cudaGetLastError();  // not the caller's error: run unpadded
     return SgemmWarpTiledShaped(p, stream);
@@ -355,14 +393,22 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   Batch padded = p;
   float* const scratch_a = static_cast<float*>(scratch);
   float* const scratch_b = scratch_a + floats_a;
+  float* const scratch_c = scratch_b + floats_b;
   cudaError_t error = cudaSuccess;
-  if (pad_a) {
-    error = PadRows(p.m, p.k, lda, scratch_a, &padded.a, &padded.lda, stream);
-  }
+  if (pad_a)
+    error = PadRows(p.m, p.k, scratch_a, &padded.a, &padded.lda, stream);
   if (pad_b && !error) {
-    error = PadRows(p.k, p.n, ldb, scratch_b, &padded.b, &padded.ldb, stream);
+    error = PadRows(p.k, p.n, scratch_b, &padded.b, &padded.ldb, stream);
+  }
+  if (pad_c) {
+    padded.c = scratch_c;
+    padded.ldc = RoundUp(p.n, 4);
   }
   if (!error) error = SgemmWarpTiledShaped(padded, stream);
+  if (pad_c && !error) {
+    error = CopyRows(UnpadRowsKernel<256>, p.m, p.n, padded.c, padded.ldc, p.c,
+                     p.ldc, padded.ldc, stream);
+  }
   const cudaError_t freed = cudaFreeAsync(scratch, stream);
   return error ? error : freed;
 }

@@ -1,5 +1,5 @@
 // Copies a matrix into rows that start on 16 bytes, so that the fast SGEMM
-// path (16-byte copies) can read an operand whose own rows don't.
+// path (16-byte accesses) can take an operand whose own rows don't, and back.
 #ifndef MATSERVE_KERNELS_PAD_ROWS_CUH_
 #define MATSERVE_KERNELS_PAD_ROWS_CUH_
 
@@ -24,6 +24,26 @@ __global__ void __launch_bounds__(kThreads)
   for (int q = 0; q < 4; ++q) run[q] = col + q < cols ? in[q] : 0.0f;
   *reinterpret_cast<float4*>(dst + row * dst_ld + col) =
       make_float4(run[0], run[1], run[2], run[3]);
+}
+
+// dst = src for a matrix of cols columns with rows src_ld elements apart in
+// src (a multiple of 4, src 16-byte aligned) and dst_ld in dst: the way back
+// of PadRowsKernel, on the same grid. Each thread reads one 16-byte run and
+// stores its elements inside the matrix one by one.
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    UnpadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,
+                    float* __restrict__ dst, int64_t dst_ld, int64_t segments) {
+  const int64_t row = blockIdx.x / segments;
+  const int64_t col = (blockIdx.x % segments * kThreads + threadIdx.x) * 4;
+  if (col >= cols) return;
+  const float4 run = *reinterpret_cast<const float4*>(src + row * src_ld + col);
+  const float values[4] = {run.x, run.y, run.z, run.w};
+  float* out = dst + row * dst_ld + col;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    if (col + q < cols) out[q] = values[q];
+  }
 }
 
 }  // namespace matserve::kernels
