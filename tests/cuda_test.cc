@@ -90,9 +90,10 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // (16-byte copies of A and B), 96x131x132 (of B only), 513x1025x257 and
 // 70x1027x33 (neither); 2049x3x2051 takes element-wise copies unsplit. From
 // 2^31 multiply-adds it copies an operand whose rows don't start on 16 bytes
-// into padded rows first: B for 1000x3000x777 and A for 512x8195x520 (both
-// split K), both for 1291x1297x1301 (unsplit; C's rows start on 16 bytes or
-// not, so its runs take both kinds of store).
+// into padded rows first, and C too where K is split and C's rows don't
+// start on 16 bytes: A for 512x8195x520, B and C for 1000x3000x777, all three
+// for 1291x1297x1301 (all three split K). C's rows that start on 16 bytes or
+// not, and so both kinds of store, come with 513x1025x257 (unpadded).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
