@@ -92,8 +92,9 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // 2^31 multiply-adds it copies an operand whose rows don't start on 16 bytes
 // into padded rows first, and C too where K is split and C's rows don't
 // start on 16 bytes: A for 512x8195x520, B and C for 1000x3000x777, all three
-// for 1291x1297x1301 (all three split K). C's rows that start on 16 bytes or
-// not, and so both kinds of store, come with 513x1025x257 (unpadded).
+// for 1291x1297x1301 (all three split K). Rows of C that start on 16 bytes
+// and rows that don't, and so both kinds of access to C, come with
+// 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
