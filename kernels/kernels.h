@@ -37,7 +37,9 @@ bool ParseSgemmVariant(const char* name, SgemmVariant* variant);
 // to run (within fp32 rounding). A large product whose A or B rows don't
 // start on 16 bytes first copies that operand on `stream` into scratch
 // memory from a stream-ordered pool of the device's (allocated and freed in
-// stream order; up to 256 MiB of it stays reserved between calls). Returns
+// stream order; up to 256 MiB of it stays reserved between calls); where it
+// also splits K and C's rows don't start on 16 bytes, C is computed there
+// and copied back. Returns
 // cudaErrorInvalidValue for a zero or negative size, else the launch error
 // (the kernels themselves run asynchronously on `stream`).
 cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
