@@ -72,6 +72,14 @@ __device__ inline void AtomicAdd4(float* c, float4 v) {
 #endif
 }
 
+// Returns `value` through an empty asm statement, after which the compiler
+// can no longer tell it is the value it had: what a loop computes from it is
+// computed again each time instead of being held in registers across the loop.
+__device__ inline int64_t Opaque(int64_t value) {
+  asm volatile("" : "+l"(value));
+  return value;
+}
+
 // C_i = A_i * B_i for a strided batch (problem i's A at a + i * stride_a, and
 // so on; a single product is a batch of one), row-major with rows lda, ldb
 // and ldc elements apart, any sizes.
@@ -82,6 +90,12 @@ __device__ inline void AtomicAdd4(float* c, float4 v) {
 // must be zero beforehand; otherwise splits == 1 and C is stored. Tiles are
 // visited in groups of kGroup tile rows, column by column inside a group, so
 // that the blocks resident at one time share their A rows and B columns in L2.
+//
+// kPersistent (for a batch of `count` problems of one tile each, K unsplit):
+// the grid holds fewer blocks than problems, and block x computes problems x,
+// x + gridDim.x, and so on, copying the next problem's first steps while it
+// computes the last steps of one and stores its tile, so the ring of stages
+// does not drain between problems.
 //
 // kVectorA: every row of every A starts on 16 bytes, so a run of 4 along K is
 // one 16-byte copy of its elements inside the matrix (or the split), which
@@ -100,14 +114,16 @@ __device__ inline void AtomicAdd4(float* c, float4 v) {
 // checks. Without the checks the main loop issues fewer instructions (H200,
 // 4096^3 unsplit: 89% of cuBLAS against 86%).
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK, int kGroup,
-          bool kWholeSteps>
+          bool kWholeSteps, bool kPersistent>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
                          const float* __restrict__ a, int64_t lda,
                          int64_t stride_a, const float* __restrict__ b,
                          int64_t ldb, int64_t stride_b, float* __restrict__ c,
                          int64_t ldc, int64_t stride_c, int64_t tiles_m,
-                         int64_t tiles_n, int64_t splits, int64_t k_per_split) {
+                         int64_t tiles_n, int64_t splits, int64_t k_per_split,
+                         int64_t count) {
+  static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
   extern __shared__ float4 shared_words[];
   float* const shared = reinterpret_cast<float*>(shared_words);
 
@@ -287,57 +303,110 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   };
 
-  // The ring: step s lives in stage s % kStages. One commit per step (empty
-  // past the last) keeps "at most kStages - 2 pending" meaning "step s has
-  // landed".
+  // Stores (or with kSplitK adds) the lane's block of C into the tile at
+  // block_row, block_col of the problem whose C is at `out_c`.
+  auto store_tile = [&](float* out_c, int64_t rows, int64_t cols,
+                        int64_t pitch) {
 #pragma unroll
-  for (int s = 0; s < S::kStages - 1; ++s) {
-    if (kWholeSteps && s == 0 && has_remainder) {
-      copy_remainder(s);
-    } else if (s < steps) {
-      copy_step(s);
+    for (int i = 0; i < 8; ++i) {
+      const int64_t row = block_row + lane_row(i);
+      if (row >= rows) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
+        const float* v = &acc[i][h * 4];
+        float* out = &out_c[row * pitch + col];
+        if (col + 4 <= cols && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+          const float4 v4 = make_float4(v[0], v[1], v[2], v[3]);
+          if constexpr (kSplitK) {
+            AtomicAdd4(out, v4);
+          } else {
+            *reinterpret_cast<float4*>(out) = v4;
+          }
+          continue;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (col + j >= cols) continue;
+          if constexpr (kSplitK) {
+            atomicAdd(out + j, v[j]);
+          } else {
+            out[j] = v[j];
+          }
+        }
+      }
     }
-    CopyAsyncCommit();
-  }
-  for (int s = 0; s < steps; ++s) {
-    CopyAsyncWait<S::kStages - 2>();
-    // Step s is visible to all, and step s - 1's stage, which the copy below
-    // refills, has been read by all.
-    __syncthreads();
-    const int ahead = s + S::kStages - 1;
-    if (ahead < steps) copy_step(ahead % S::kStages);
-    CopyAsyncCommit();
-    compute_step(s % S::kStages);
-  }
+  };
 
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int64_t row = block_row + lane_row(i);
-    if (row >= m) continue;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
-      const float* v = &acc[i][h * 4];
-      float* out = &c[row * ldc + col];
-      if (col + 4 <= n && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
-        const float4 v4 = make_float4(v[0], v[1], v[2], v[3]);
-        if constexpr (kSplitK) {
-          AtomicAdd4(out, v4);
-        } else {
-          *reinterpret_cast<float4*>(out) = v4;
-        }
-        continue;
+  if constexpr (kPersistent) {
+    // The copies run up to kStages - 1 steps ahead of the computation, into
+    // the next problem: problem copy_problem, `copied` of its steps so far.
+    int64_t copy_problem = problem;
+    int copied = 0;
+    auto copy_next = [&](int stage) {
+      if (copy_problem >= count) return;
+      if (kWholeSteps && copied == 0 && has_remainder) {
+        copy_remainder(stage);
+      } else {
+        copy_step(stage);
       }
+      if (++copied < steps) return;
+      copied = 0;
+      copy_problem += gridDim.x;
+      const int64_t ahead = copy_problem - problem;
+      a_src = a + ahead * stride_a + a_row * lda + a_col;
+      b_src = b + ahead * stride_b + b_row * ldb + b_col;
+      b_whole = b_src - (b_col < n ? 0 : b_col);
+      k_step = 0;
+    };
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if (col + j >= n) continue;
-        if constexpr (kSplitK) {
-          atomicAdd(out + j, v[j]);
-        } else {
-          out[j] = v[j];
-        }
+    for (int s = 0; s < S::kStages - 1; ++s) {
+      copy_next(s);
+      CopyAsyncCommit();
+    }
+    int step = 0;  // the block's, over all its problems
+    for (int64_t q = problem; q < count; q += gridDim.x) {
+      for (int s = 0; s < steps; ++s, ++step) {
+        CopyAsyncWait<S::kStages - 2>();
+        __syncthreads();
+        copy_next((step + S::kStages - 1) % S::kStages);
+        CopyAsyncCommit();
+        compute_step(step % S::kStages);
+      }
+      // Opaque sizes: held across the loop, the tile's output addresses and
+      // checks took registers enough to cost blocks per SM (or spill).
+      store_tile(c + (q - problem) * stride_c, Opaque(m), Opaque(n),
+                 Opaque(ldc));
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0;
       }
     }
+  } else {
+    // The ring: step s lives in stage s % kStages. One commit per step (empty
+    // past the last) keeps "at most kStages - 2 pending" meaning "step s has
+    // landed".
+#pragma unroll
+    for (int s = 0; s < S::kStages - 1; ++s) {
+      if (kWholeSteps && s == 0 && has_remainder) {
+        copy_remainder(s);
+      } else if (s < steps) {
+        copy_step(s);
+      }
+      CopyAsyncCommit();
+    }
+    for (int s = 0; s < steps; ++s) {
+      CopyAsyncWait<S::kStages - 2>();
+      // Step s is visible to all, and step s - 1's stage, which the copy below
+      // refills, has been read by all.
+      __syncthreads();
+      const int ahead = s + S::kStages - 1;
+      if (ahead < steps) copy_step(ahead % S::kStages);
+      CopyAsyncCommit();
+      compute_step(s % S::kStages);
+    }
+    store_tile(c, m, n, ldc);
   }
 }
 

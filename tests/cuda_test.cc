@@ -257,7 +257,7 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
 }
 
 // Each size class of the launcher (four problems per block up to 16 and 32,
-// 64 x 64 tiles below 128, register-blocked from there), with batches that
+// 64 x 64 tiles below 128, larger warp tiles from there), with batches that
 // leave a block part empty, on both the 16-byte and the element-wise paths.
 INSTANTIATE_TEST_SUITE_P(
     SizeClasses, GpuBatchedSgemm,
@@ -269,6 +269,19 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{128, 128, 128}, 2, 0}, BatchCase{{130, 7, 257}, 2, 1},
         BatchCase{{256, 260, 132}, 3, 0}),
     [](const auto& info) { return BatchCaseName(info.param); });
+
+// One-tile problems (up to 64 x 64) stream through persistent blocks: more
+// problems than an H200 holds blocks (528), so blocks take several, on the
+// unchecked 16-byte path with and without a K remainder (64, 60), with
+// 16-byte copies of A only, and element-wise with a remainder.
+INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{64, 64, 64}, 1200, 0},
+                                           BatchCase{{48, 60, 40}, 1500, 0},
+                                           BatchCase{{40, 36, 50}, 700, 0},
+                                           BatchCase{{45, 200, 61}, 1100, 1}),
+                         [](const auto& info) {
+                           return BatchCaseName(info.param);
+                         });
 
 // Mixed shapes in one launch, some matrices on 16 bytes and some not: every
 // product right, the inputs untouched and nothing written between matrices.
