@@ -113,13 +113,18 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
 // registers but a faster schedule than asking for two: 89% of cuBLAS at
 // 4096^3 against 88%), A fragments read four K indices at a time (with the
 // unchecked copies, 0.5-1.2 points ahead of two at 1024^3-8192^3: 4096^3
-// split 3 92.1% against 91.1%); 128 x 64 where those pad C less.
+// split 3 92.1% against 91.1%); 128 x 64 where those pad C less. (128 x 128
+// tiles of eight warps, at two to four stages, lost 5-11 points at 1024^3 to
+// 4096^3 and 7-26 on batches.)
 // Batches of problems under 128 on a side take 64 x 64 tiles of two warps, six
 // blocks per SM (64^3: 112% of cuBLAS's strided batch against 98% for the
-// small-tile kernel).
+// small-tile kernel); persistent blocks over one-tile problems, four per SM,
+// need only two stages, since their copies run on into the next problem
+// (2-4% ahead of four stages at 64^3, 48^3 and 64x200x64).
 using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 4, 4>;
+using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 
 // Sets *value to what compute(device, value) sets it to for the current
 // device, computing it once per device (a value must be > 0). Each caller's
@@ -303,13 +308,13 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
 // cuBLAS's strided batch against 114% (the block per problem took 78 us, its
 // copies alone 58 us and its arithmetic alone 60 us: they overlapped badly);
 // 48^3 x 8192 and 64x200x64 x 2048 within a point either way. Rings of 3-6
-// stages at 3-5 blocks per SM measured within 2 points of each other; 6
-// blocks per SM lost 8 points.
+// stages at 3-5 blocks per SM measured within 2 points of each other, and 2
+// stages 2-4 points ahead; 6 blocks per SM lost 8 points.
 cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
-  using S = WarpTiledSmall;
+  using S = WarpTiledOneTile;
   if (p.count == 1 || p.m > S::kBlockM || p.n > S::kBlockN ||
       p.k > INT_MAX / 2) {
-    return SgemmWarpTiledAs<S>(p, stream);
+    return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
   }
   return LaunchWarpTiled<S, false, true>(p, 1, 1, 1, RoundUp(p.k, S::kBlockK),
                                          stream);

@@ -50,7 +50,8 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
 // where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
 // (strides in elements). Small problems share blocks (up to 32 x 32: four per
 // block); larger ones take warp-tiled blocks (64 x 64 tiles under 128 on a
-// side). Any sizes >= 1; same error contract as Sgemm.
+// side; up to 64 x 64, blocks that each take problem after problem). Any
+// sizes >= 1; same error contract as Sgemm.
 cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
                                 int64_t stride_a, const float* b,
                                 int64_t stride_b, float* c, int64_t stride_c,
