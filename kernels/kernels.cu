@@ -309,7 +309,7 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
 // copies alone 58 us and its arithmetic alone 60 us: they overlapped badly);
 // 48^3 x 8192 and 64x200x64 x 2048 within a point either way. Rings of 3-6
 // stages at 3-5 blocks per SM measured within 2 points of each other, and 2
-// stages 2-4 points ahead; 6 blocks per SM lost 8 points.
+// stages 2-4 points ahead; 6 blocks per SM lost 10 points.
 cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
   using S = WarpTiledOneTile;
   if (p.count == 1 || p.m > S::kBlockM || p.n > S::kBlockN ||
