@@ -117,13 +117,15 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
 // tiles of eight warps, at two to four stages, lost 5-11 points at 1024^3 to
 // 4096^3 and 7-26 on batches.)
 // Batches of problems under 128 on a side take 64 x 64 tiles of two warps, six
-// blocks per SM (64^3: 112% of cuBLAS's strided batch against 98% for the
-// small-tile kernel); persistent blocks over one-tile problems, four per SM,
-// need only two stages, since their copies run on into the next problem
-// (2-4% ahead of four stages at 64^3, 48^3 and 64x200x64).
+// blocks per SM, as many as their 168 registers allow (the launch bounds say
+// so because the split rules count a GPU's slots from them; 64^3: 112% of
+// cuBLAS's strided batch against 98% for the small-tile kernel); persistent
+// blocks over one-tile problems, four per SM, need only two stages, since their
+// copies run on into the next problem (2-4% ahead of four stages at 64^3, 48^3
+// and 64x200x64).
 using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
-using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 4, 4>;
+using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 
 // Sets *value to what compute(device, value) sets it to for the current
@@ -263,20 +265,56 @@ int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots) {
   return fullest;
 }
 
-// A single product may split K across blocks (SplitCount), which add their
-// partial tiles into a zeroed C. A batch never splits (with K split as for a
-// single product, 128^3 x 1024, 256^3 x 256 and 512^3 x 64 measured 86%, 94%
-// and 85% of cuBLAS's strided batch against 107%, 109% and 90% unsplit).
+// How many warp-tiled blocks of shape S the current device holds at once.
 template <typename S>
-cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
+cudaError_t WarpTiledSlots(int64_t* slots) {
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  *splits =
-      p.count > 1
-          ? 1
-          : SplitCount(CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN), p.k,
-                       sms * S::kMinBlocksPerSm);
+  *slots = sms * S::kMinBlocksPerSm;
   return cudaSuccess;
+}
+
+// How many splits of K a single product of shape S takes (SplitCount).
+template <typename S>
+cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  *splits = SplitCount(CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN), p.k,
+                       slots);
+  return cudaSuccess;
+}
+
+// The problems of a batch (`count` of `tiles` block tiles each) that run
+// with K unsplit, the rest running afterwards split along K (SplitCount over
+// their tiles). Blocks run in rounds of `slots`; where the batch fills at
+// most kMostRounds of them and leaves the next under half full, the problems
+// of that last part split. Measured on an H200 against no split (% of
+// cuBLAS's strided batch): 256^3 x 20, x 52, x 60, x 100: 117/102/94/111%
+// against 112/80/83/99%; 512^3 x 5, x 13, x 25: 108/105/113% against
+// 96/77/106%; 200x1000x300 x 55: 97% against 91%. With more rounds the split
+// gained little or lost (256^3 x 150, x 250, x 256: +2, +2, -3 points;
+// 512^3 x 64: even), and so it did with K under kMinK (128^3 x 400, K split
+// in two: -9) and where the last round was over half full (256^3 x 30,
+// 512^3 x 10, all split: 97% and 110% against 123% and 119%). Splitting
+// every problem of a large batch lost too (128^3 x 1024, 256^3 x 256 and
+// 512^3 x 64: 86%, 94% and 85% against 107%, 109% and 90% unsplit).
+int64_t UnsplitProblems(int64_t tiles, int64_t count, int64_t k,
+                        int64_t slots) {
+  constexpr int64_t kMostRounds = 2;
+  constexpr int64_t kMinK = 256;
+  const int64_t full_rounds = tiles * count / slots;
+  const int64_t last_round = tiles * count % slots;
+  if (full_rounds > kMostRounds || 2 * last_round >= slots || k < kMinK ||
+      2 * tiles > slots) {
+    return count;
+  }
+  return full_rounds * slots / tiles;
+}
+
+// C = 0 for the problems of p, where they lie one after another.
+cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
+  return cudaMemset2DAsync(p.c, p.ldc * sizeof(float), 0, p.n * sizeof(float),
+                           p.m * p.count, stream);
 }
 
 template <typename S>
@@ -285,20 +323,39 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
-  int64_t splits = 0;
-  if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
-  const int64_t k_per_split =
-      CeilDiv(CeilDiv(p.k, splits), S::kBlockK) * S::kBlockK;
-  if (splits == 1) {
-    return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, k_per_split,
-                                     stream);
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  // A single product splits as SplitCount says. A batch's problems split
+  // only as UnsplitProblems says, and only where their C follow one another
+  // (the splits add into C zeroed by one memset).
+  int64_t unsplit = p.count;
+  if (p.count == 1) {
+    unsplit = 0;
+  } else if (p.stride_c == p.m * p.ldc) {
+    unsplit = UnsplitProblems(tiles_m * tiles_n, p.count, p.k, slots);
   }
-  if (cudaError_t error = cudaMemset2DAsync(p.c, p.ldc * sizeof(float), 0,
-                                            p.n * sizeof(float), p.m, stream)) {
-    return error;
+  Batch rest = p;
+  rest.count -= unsplit;
+  rest.a += unsplit * p.stride_a;
+  rest.b += unsplit * p.stride_b;
+  rest.c += unsplit * p.stride_c;
+  const int64_t splits =
+      rest.count == 0 ? 1
+                      : SplitCount(tiles_m * tiles_n * rest.count, p.k, slots);
+  const int64_t whole_k = RoundUp(p.k, S::kBlockK);
+  if (unsplit > 0 || splits == 1) {
+    Batch head = p;
+    head.count = splits == 1 ? p.count : unsplit;
+    if (cudaError_t error = LaunchWarpTiled<S, false>(head, tiles_m, tiles_n, 1,
+                                                      whole_k, stream)) {
+      return error;
+    }
+    if (splits == 1) return cudaSuccess;
   }
+  const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
+  if (cudaError_t error = ZeroC(rest, stream)) return error;
   return LaunchWarpTiled<S, true>(
-      p, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
+      rest, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
 }
 
 // Batches of problems under 128 on a side take 64 x 64 tiles. Where each

@@ -270,6 +270,16 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{256, 260, 132}, 3, 0}),
     [](const auto& info) { return BatchCaseName(info.param); });
 
+// Batches whose last round of blocks is mostly empty split K: on an H200, all
+// of 5 problems of 512 x 300 x 200 (K split in 4, the last split a
+// remainder), and the last 3 of 52 problems of 256^3 after 49 unsplit.
+INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
+                                           BatchCase{{256, 256, 256}, 52, 0}),
+                         [](const auto& info) {
+                           return BatchCaseName(info.param);
+                         });
+
 // One-tile problems (up to 64 x 64) stream through persistent blocks: more
 // problems than an H200 holds blocks (528), so blocks take several, on the
 // unchecked 16-byte path with and without a K remainder (64, 60), with
