@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   };
 
   // Stores (or with kSplitK adds) the lane's block of C into the tile at
-  // block_row, block_col of the problem whose C is at `out_c`.
+  // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart.
   auto store_tile = [&](float* out_c, int64_t rows, int64_t cols,
                         int64_t pitch) {
 #pragma unroll
@@ -364,14 +364,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       copy_next(s);
       CopyAsyncCommit();
     }
-    int step = 0;  // the block's, over all its problems
+    int stage = 0;  // of the step computed next
     for (int64_t q = problem; q < count; q += gridDim.x) {
-      for (int s = 0; s < steps; ++s, ++step) {
+      for (int s = 0; s < steps; ++s) {
         CopyAsyncWait<S::kStages - 2>();
         __syncthreads();
-        copy_next((step + S::kStages - 1) % S::kStages);
+        copy_next((stage + S::kStages - 1) % S::kStages);
         CopyAsyncCommit();
-        compute_step(step % S::kStages);
+        compute_step(stage);
+        stage = stage + 1 == S::kStages ? 0 : stage + 1;
       }
       // Opaque sizes: held across the loop, the tile's output addresses and
       // checks took registers enough to cost blocks per SM (or spill).
