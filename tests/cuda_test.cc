@@ -590,8 +590,9 @@ TEST_F(GpuTest, ExecutorsRunAForcedVariant) {
 }
 
 // The executor's three ways to launch a multiply batch: one shape (strided),
-// small mixed shapes (the grouped table), and large shapes beside small ones
-// (strided per large shape, the small ones grouped).
+// small mixed shapes (the grouped table), and large shapes (from 128 x 128, or
+// K from 512) beside small ones (strided per large shape, the small ones
+// grouped).
 TEST_F(GpuTest, ExecutorBatchesMatchTheReference) {
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       engine::MakeCudaExecutors({.streams_per_device = 1});
@@ -614,6 +615,7 @@ TEST_F(GpuTest, ExecutorBatchesMatchTheReference) {
        {1, 1, 1},
        {513, 129, 257},
        {64, 64, 64}},
+      {{17, 31, 29}, {64, 1000, 48}, {33, 1, 65}, {64, 1000, 48}, {5, 600, 3}},
   };
   for (const std::vector<Shape>& batch : batches) {
     SCOPED_TRACE(::testing::Message()

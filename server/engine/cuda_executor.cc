@@ -112,9 +112,18 @@ Layout Arrange(absl::Span<const Op> batch) {
   return layout;
 }
 
-// Problems from 128 x 128 up take the register-blocked kernel, which the
-// grouped launch's 64 x 64 tiles would not match.
-bool LargeProblem(const MultiplyOp& op) { return op.m >= 128 && op.n >= 128; }
+// Multiplies that run as launches of their own rather than in a batch's
+// grouped launch: from 128 x 128 up (the warp-tiled kernel's larger tiles),
+// and from K = 512 up, since a grouped block walks its tile's whole K alone
+// while a launch of its own splits K. Measured on an H200, a grouped launch of
+// 63 random problems up to 64 on a side with one more problem in it, against
+// without it plus its own launch: 64x256x64 0.020 ms against 0.023, 100x300x100
+// 0.024 against 0.024, 127x127x1000 0.017 against 0.024; 64x512x512 0.032
+// against 0.022, 127x512x127 0.038 against 0.025, 64x1024x64 0.055 against
+// 0.023, 64x4096x4096 0.196 against 0.070.
+bool LargeProblem(const MultiplyOp& op) {
+  return (op.m >= 128 && op.n >= 128) || op.k >= 512;
+}
 
 // CUDA events around a batch's copies and kernels.
 class BatchTimer {
