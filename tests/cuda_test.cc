@@ -92,7 +92,8 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // 2^31 multiply-adds it copies an operand whose rows don't start on 16 bytes
 // into padded rows first, and C too where K is split and C's rows don't
 // start on 16 bytes: A for 512x8195x520, B and C for 1000x3000x777, all three
-// for 1291x1297x1301 (all three split K). Rows of C that start on 16 bytes
+// for 1539x1537x1541 (all three split K; 513 multiply-adds per element
+// copied, just over the rule's 512). Rows of C that start on 16 bytes
 // and rows that don't, and so both kinds of access to C, come with
 // 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
 INSTANTIATE_TEST_SUITE_P(
@@ -113,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
                                        {96, 131, 132},
                                        {2049, 3, 2051},
                                        {512, 8195, 520},
-                                       {1291, 1297, 1301}});
+                                       {1539, 1537, 1541}});
           return shapes;
         }())),
     [](const auto& info) {
