@@ -343,14 +343,16 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
       rest.count == 0 ? 1
                       : SplitCount(tiles_m * tiles_n * rest.count, p.k, slots);
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
-  if (unsplit > 0 || splits == 1) {
+  if (splits == 1) {
+    return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
+  }
+  if (unsplit > 0) {
     Batch head = p;
-    head.count = splits == 1 ? p.count : unsplit;
+    head.count = unsplit;
     if (cudaError_t error = LaunchWarpTiled<S, false>(head, tiles_m, tiles_n, 1,
                                                       whole_k, stream)) {
       return error;
     }
-    if (splits == 1) return cudaSuccess;
   }
   const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
   if (cudaError_t error = ZeroC(rest, stream)) return error;
