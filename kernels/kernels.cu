@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/pad_rows.cuh"
 #include "kernels/sgemm_naive.cuh"
+#include "kernels/sgemm_per_warp.cuh"
 #include "kernels/sgemm_register_blocked.cuh"
 #include "kernels/sgemm_small_tile.cuh"
 #include "kernels/sgemm_tiled.cuh"
@@ -528,12 +529,10 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
 }
 
 // Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
-// or 32 x 32 tiles share a block; a 64 x 64 tile (grouped launches) takes
-// one. Measured on an
-// H200 (docs/benchmarks.md): these K steps beat the alternatives, and so does
-// holding registers to 64 for four blocks per SM.
+// tiles share a block; a 64 x 64 tile (grouped launches) takes one. Measured
+// on an H200 (docs/benchmarks.md): these K steps beat the alternatives, and so
+// does holding registers to 64 for four blocks per SM.
 using SmallTile16 = SmallTileShape<16, 2, 16, 4>;
-using SmallTile32 = SmallTileShape<32, 4, 16, 4>;
 using SmallTile64 = SmallTileShape<64, 4, 32, 4>;
 
 template <typename S, bool kVectorized>
@@ -557,6 +556,39 @@ template <typename S>
 cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
   return p.Vectorized() ? LaunchSmallTile<S, true>(p, stream)
                         : LaunchSmallTile<S, false>(p, stream);
+}
+
+// The per-warp kernel's shape: K steps of 16, two stages, two warps per block,
+// eight blocks per SM (sixteen warps). Measured on an H200 against the
+// small-tile kernel it replaced (four 32 x 32 problems per block, 4 x 4 of C
+// per thread; docs/benchmarks.md): 32^3 x 4096 154% of cuBLAS against 139%,
+// 24^3 153% against 132%, 17 x 31 x 29 137% against 117%. One or four warps
+// per block measured within two points; ten blocks per SM (96 registers) lost
+// 1-21; K steps of 32 at three stages, eight warps per SM, led only at 32^3 x
+// 16384 (137% against 127%) and lost up to 40 points elsewhere.
+using PerWarp = PerWarpShape<16, 2, 2, 8>;
+
+template <typename S, bool kVectorized>
+cudaError_t LaunchPerWarp(const Batch& p, cudaStream_t stream) {
+  constexpr auto kKernel = SgemmPerWarpKernel<S, kVectorized>;
+  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
+    return error;
+  }
+  int64_t resident = 0;
+  if (cudaError_t error =
+          ResidentBlocks<kKernel>(S::kThreads, S::kSharedBytes, &resident)) {
+    return error;
+  }
+  const int64_t blocks = std::min(CeilDiv(p.count, S::kWarps), resident);
+  kKernel<<<static_cast<unsigned>(blocks), S::kThreads, S::kSharedBytes,
+            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
+                      p.stride_c, p.count);
+  return cudaGetLastError();
+}
+
+cudaError_t SgemmPerWarp(const Batch& p, cudaStream_t stream) {
+  return p.Vectorized() ? LaunchPerWarp<PerWarp, true>(p, stream)
+                        : LaunchPerWarp<PerWarp, false>(p, stream);
 }
 
 template <int kTile, int kThreads, int kGroup>
@@ -790,7 +822,7 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
   const int64_t side = std::max(m, n);
   if (side <= SmallTile16::kTile) return SgemmSmallTile<SmallTile16>(p, stream);
-  if (side <= SmallTile32::kTile) return SgemmSmallTile<SmallTile32>(p, stream);
+  if (side <= PerWarp::kTile) return SgemmPerWarp(p, stream);
   if (m < 128 || n < 128) return SgemmWarpTiledSmall(p, stream);
   return SgemmWarpTiled(p, stream);
 }

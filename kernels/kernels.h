@@ -48,8 +48,9 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
 
 // Many same-shape products in one launch: C_i = A_i * B_i for i < batch,
 // where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
-// (strides in elements). Small problems share blocks (up to 32 x 32: four per
-// block); larger ones take warp-tiled blocks (64 x 64 tiles under 128 on a
+// (strides in elements). Small problems share blocks (up to 16 x 16: four per
+// block), up to 32 x 32 each warp takes problem after problem; larger ones
+// take warp-tiled blocks (64 x 64 tiles under 128 on a
 // side; up to 64 x 64, blocks that each take problem after problem). A batch
 // whose blocks would leave the GPU's last round of them mostly empty splits K
 // for the problems of that round, as Sgemm does (zeroing their C on `stream`

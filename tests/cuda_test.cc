@@ -257,9 +257,10 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
   ExpectGapsUnwritten(c, size_c, stride_c);
 }
 
-// Each size class of the launcher (four problems per block up to 16 and 32,
-// 64 x 64 tiles below 128, larger warp tiles from there), with batches that
-// leave a block part empty, on both the 16-byte and the element-wise paths.
+// Each size class of the launcher (four problems per block up to 16, a warp
+// per problem up to 32, 64 x 64 tiles below 128, larger warp tiles from there),
+// with batches that leave a block part empty, on both the 16-byte and the
+// element-wise paths.
 INSTANTIATE_TEST_SUITE_P(
     SizeClasses, GpuBatchedSgemm,
     ::testing::Values(
@@ -290,6 +291,20 @@ INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                                            BatchCase{{48, 60, 40}, 1500, 0},
                                            BatchCase{{40, 36, 50}, 700, 0},
                                            BatchCase{{45, 200, 61}, 1100, 1}),
+                         [](const auto& info) {
+                           return BatchCaseName(info.param);
+                         });
+
+// Problems up to 32 x 32 go to warps of their own: more problems than an
+// H200 holds warps (2112), so warps take several, on the 16-byte path with
+// whole K steps and with a remainder and edges (K 52, M 20, N 28), K of one
+// step or 19, and element-wise with a remainder.
+INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{32, 32, 32}, 2500, 0},
+                                           BatchCase{{20, 52, 28}, 2300, 0},
+                                           BatchCase{{1, 300, 32}, 3000, 0},
+                                           BatchCase{{32, 1, 32}, 2200, 0},
+                                           BatchCase{{31, 33, 30}, 2200, 1}),
                          [](const auto& info) {
                            return BatchCaseName(info.param);
                          });
