@@ -309,6 +309,16 @@ INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
                            return BatchCaseName(info.param);
                          });
 
+// Too few problems up to 32 x 32 to fill the GPU, with K from 512: they split
+// K on warp-tiled blocks, on the 16-byte path and element-wise.
+INSTANTIATE_TEST_SUITE_P(FewLongProblems, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{32, 4096, 32}, 1, 0},
+                                           BatchCase{{16, 700, 16}, 5, 0},
+                                           BatchCase{{30, 601, 31}, 40, 0}),
+                         [](const auto& info) {
+                           return BatchCaseName(info.param);
+                         });
+
 // Mixed shapes in one launch, some matrices on 16 bytes and some not: every
 // product right, the inputs untouched and nothing written between matrices.
 TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
