@@ -563,9 +563,9 @@ cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
 // small-tile kernel it replaced (four 32 x 32 problems per block, 4 x 4 of C
 // per thread; docs/benchmarks.md): 32^3 x 4096 154% of cuBLAS against 139%,
 // 24^3 153% against 132%, 17 x 31 x 29 137% against 117%. One or four warps
-// per block measured within two points; ten blocks per SM (96 registers) lost
-// 1-21; K steps of 32 at three stages, eight warps per SM, led only at 32^3 x
-// 16384 (137% against 127%) and lost up to 40 points elsewhere.
+// per block measured within three points; ten blocks per SM (96 registers)
+// lost up to 22; K steps of 32 at three stages, eight warps per SM, led only at
+// 32^3 x 16384 (137% against 127%) and lost up to 40 points elsewhere.
 using PerWarp = PerWarpShape<16, 2, 2, 8>;
 
 template <typename S, bool kVectorized>
