@@ -567,6 +567,15 @@ cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
 // lost up to 22; K steps of 32 at three stages, eight warps per SM, led only at
 // 32^3 x 16384 (137% against 127%) and lost up to 40 points elsewhere.
 using PerWarp = PerWarpShape<16, 2, 2, 8>;
+// With long K the ring matters more than the warps: K steps of 32, three
+// stages, one warp per block, eight per SM. Measured on an H200 against the
+// shape above (ms): 32 x 512 x 32 x 4096 0.154 against 0.180, 32 x 256 x 32 x
+// 390 0.017 against 0.021, 32 x 2000 x 32 x 1000 0.150 against 0.182,
+// 24 x 700 x 24 x 500 0.033 against 0.044, 32 x 128 x 32 x 4096 0.049
+// against 0.052; at K 64 even, at K 77 and 100 5-10% behind (the last step
+// mostly padding), at 32^3 x 2048 5% behind. Four to six stages at four to
+// seven warps per SM were even or behind.
+using PerWarpLongK = PerWarpShape<32, 3, 1, 8>;
 
 template <typename S, bool kVectorized>
 cudaError_t LaunchPerWarp(const Batch& p, cudaStream_t stream) {
@@ -586,32 +595,35 @@ cudaError_t LaunchPerWarp(const Batch& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+template <typename S>
 cudaError_t SgemmPerWarp(const Batch& p, cudaStream_t stream) {
-  return p.Vectorized() ? LaunchPerWarp<PerWarp, true>(p, stream)
-                        : LaunchPerWarp<PerWarp, false>(p, stream);
+  return p.Vectorized() ? LaunchPerWarp<S, true>(p, stream)
+                        : LaunchPerWarp<S, false>(p, stream);
 }
 
 // Problems up to 32 x 32 take the small-tile kernel (up to 16 x 16) or the
-// per-warp kernel, each giving a problem's whole K to one warp or a quarter
-// of a block. Batches of under a quarter of a round of 64 x 64 blocks with K
-// from kMinSplitK split K on warp-tiled blocks instead. Measured on an H200
-// (32 x K x 32, per-warp against split, ms): count 5, K 1000: 0.050 against
-// 0.019; count 30, K 2000: 0.100 against 0.031; count 100, K 1000: 0.055
-// against 0.046; count 100, K 512: even; with K 128 or 256, or 200 problems
-// or more, the split took up to twice as long (count 150, K 512: 0.036
-// against 0.033).
+// per-warp kernel (with K from kLongK, its shape with the deeper ring), each
+// giving a problem's whole K to one warp or a quarter of a block. Batches of
+// under a quarter of a round of 64 x 64 blocks with K from kSplitFromK split K
+// on warp-tiled blocks instead. Measured on an H200 (32 x K x 32, per-warp
+// against split, ms): count 5, K 1000: 0.050 against 0.019; count 30, K 2000:
+// 0.100 against 0.031; count 100, K 1000: 0.055 against 0.046; count 100, K
+// 512: even; with K 128 or 256, or 200 problems or more, the split took up to
+// twice as long (count 150, K 512: 0.036 against 0.033).
 cudaError_t SgemmSmallProblems(const Batch& p, cudaStream_t stream) {
-  constexpr int64_t kMinSplitK = 512;
+  constexpr int64_t kSplitFromK = 512;
+  constexpr int64_t kLongK = 128;
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<WarpTiledSmall>(&slots)) return error;
   const bool contiguous_c = p.count == 1 || p.stride_c == p.m * p.ldc;
-  if (contiguous_c && 4 * p.count < slots && p.k >= kMinSplitK) {
+  if (contiguous_c && 4 * p.count < slots && p.k >= kSplitFromK) {
     return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
   }
   if (std::max(p.m, p.n) <= SmallTile16::kTile) {
     return SgemmSmallTile<SmallTile16>(p, stream);
   }
-  return SgemmPerWarp(p, stream);
+  return p.k >= kLongK ? SgemmPerWarp<PerWarpLongK>(p, stream)
+                       : SgemmPerWarp<PerWarp>(p, stream);
 }
 
 template <int kTile, int kThreads, int kGroup>
