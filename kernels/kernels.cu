@@ -191,6 +191,31 @@ cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
       blocks);
 }
 
+// Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...) as a
+// programmatic dependent launch: it may be scheduled while the kernel before
+// it in the stream finishes, and waits for it (grid_dependency.cuh) before
+// touching memory. Measured on an H200 against plain launches (ms; the split
+// products' C zeroed by a kernel of their own instead of cudaMemset2DAsync):
+// 256^3 0.0085 against 0.0105-0.0113, 512^3 0.0127 against 0.0148-0.0150,
+// 512x300x200 x 5 0.0203-0.0206 against 0.0219-0.0226, 1000x3000x777
+// 0.1480-0.1485 against 0.1514; 1024^3, 2048^3 and 64^3 x 4096 even.
+template <typename... Params, typename... Args>
+cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
+                             int threads, int shared_bytes, cudaStream_t stream,
+                             Args... args) {
+  cudaLaunchAttribute overlap = {};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(blocks));
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &overlap;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+
 // kPersistent: no more blocks than the GPU holds at once, each taking problem
 // after problem (one tile each, K unsplit).
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
@@ -215,11 +240,10 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     }
     blocks = std::min(blocks, resident);
   }
-  kKernel<<<static_cast<unsigned>(blocks), S::kThreads, S::kSharedBytes,
-            stream>>>(p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
-                      p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
-                      splits, k_per_split, p.count);
-  return cudaGetLastError();
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
+                          p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
+                          p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
+                          splits, k_per_split, p.count);
 }
 
 template <typename S, bool kSplitK, bool kPersistent = false>
@@ -312,10 +336,15 @@ int64_t UnsplitProblems(int64_t tiles, int64_t count, int64_t k,
   return full_rounds * slots / tiles;
 }
 
-// C = 0 for the problems of p, where they lie one after another.
+// C = 0 for the problems of p, where they lie one after another (rows ldc
+// apart, the padding past n zeroed too).
 cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
-  return cudaMemset2DAsync(p.c, p.ldc * sizeof(float), 0, p.n * sizeof(float),
-                           p.m * p.count, stream);
+  constexpr int kThreads = 256;
+  constexpr int kRuns = 4;
+  const int64_t floats = p.m * p.ldc * p.count;
+  return LaunchOverlapped(ZeroKernel<kThreads, kRuns>,
+                          CeilDiv(floats, kThreads * kRuns), kThreads, 0,
+                          stream, p.c, floats);
 }
 
 template <typename S>
@@ -439,9 +468,8 @@ cudaError_t CopyRows(Kernel kernel, int64_t rows, int64_t cols,
   const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
   const int64_t blocks = GridBlocks(segments, rows);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      cols, src, src_ld, dst, dst_ld, segments);
-  return cudaGetLastError();
+  return LaunchOverlapped(kernel, blocks, kThreads, 0, stream, cols, src,
+                          src_ld, dst, dst_ld, segments);
 }
 
 // Copies `matrix` (rows x cols, rows *ld apart) into `scratch` with rows

@@ -1,9 +1,13 @@
 // Copies a matrix into rows that start on 16 bytes, so that the fast SGEMM
-// path (16-byte accesses) can take an operand whose own rows don't, and back.
+// path (16-byte accesses) can take an operand whose own rows don't, and back;
+// and zeros the C that a split K adds into. Each waits for the kernel before
+// it in the stream (grid_dependency.cuh) before touching memory.
 #ifndef MATSERVE_KERNELS_PAD_ROWS_CUH_
 #define MATSERVE_KERNELS_PAD_ROWS_CUH_
 
 #include <cstdint>
+
+#include "kernels/grid_dependency.cuh"
 
 namespace matserve::kernels {
 
@@ -15,6 +19,8 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     PadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,
                   float* __restrict__ dst, int64_t dst_ld, int64_t segments) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   const int64_t row = blockIdx.x / segments;
   const int64_t col = (blockIdx.x % segments * kThreads + threadIdx.x) * 4;
   if (col >= dst_ld) return;
@@ -34,6 +40,8 @@ template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     UnpadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,
                     float* __restrict__ dst, int64_t dst_ld, int64_t segments) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   const int64_t row = blockIdx.x / segments;
   const int64_t col = (blockIdx.x % segments * kThreads + threadIdx.x) * 4;
   if (col >= cols) return;
@@ -43,6 +51,21 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     if (col + q < cols) out[q] = values[q];
+  }
+}
+
+// Zeros `count` floats at out: a block kRuns x kThreads of them, each store
+// instruction a warp's 32 consecutive floats.
+template <int kThreads, int kRuns>
+__global__ void __launch_bounds__(kThreads)
+    ZeroKernel(float* __restrict__ out, int64_t count) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
+  const int64_t first = blockIdx.x * int64_t{kRuns * kThreads} + threadIdx.x;
+#pragma unroll
+  for (int r = 0; r < kRuns; ++r) {
+    const int64_t i = first + r * kThreads;
+    if (i < count) out[i] = 0.0f;
   }
 }
 

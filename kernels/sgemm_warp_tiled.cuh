@@ -1,6 +1,8 @@
 // Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 of C per
 // thread, operands copied into a ring of shared-memory stages by cp.async
-// several K steps ahead, and an optional split of K across blocks.
+// several K steps ahead, and an optional split of K across blocks. It waits
+// for the kernel before it in the stream (grid_dependency.cuh) before
+// touching memory.
 #ifndef MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 
@@ -9,6 +11,7 @@
 
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
+#include "kernels/grid_dependency.cuh"
 
 namespace matserve::kernels {
 
@@ -124,6 +127,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                          int64_t tiles_n, int64_t splits, int64_t k_per_split,
                          int64_t count) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   extern __shared__ float4 shared_words[];
   float* const shared = reinterpret_cast<float*>(shared_words);
 
