@@ -357,7 +357,7 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   // A single product splits as SplitCount says. A batch's problems split
   // only as UnsplitProblems says, and only where their C follow one another
-  // (the splits add into C zeroed by one memset).
+  // (the splits add into C zeroed by one kernel, ZeroC).
   int64_t unsplit = p.count;
   if (p.count == 1) {
     unsplit = 0;
