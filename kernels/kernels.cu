@@ -194,11 +194,11 @@ cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
 // Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...) as a
 // programmatic dependent launch: it may be scheduled while the kernel before
 // it in the stream finishes, and waits for it (grid_dependency.cuh) before
-// touching memory. Measured on an H200 against plain launches (ms; the split
-// products' C zeroed by a kernel of their own instead of cudaMemset2DAsync):
-// 256^3 0.0085 against 0.0105-0.0113, 512^3 0.0127 against 0.0148-0.0150,
-// 512x300x200 x 5 0.0203-0.0206 against 0.0219-0.0226, 1000x3000x777
-// 0.1480-0.1485 against 0.1514; 1024^3, 2048^3 and 64^3 x 4096 even.
+// touching memory. Measured on an H200 against plain launches and C zeroed by
+// cudaMemset2DAsync, which cannot overlap (ms, docs/benchmarks.md): 256^3
+// 0.0082 against 0.0107, 512^3 0.0124 against 0.0150, 1024^3 0.0558 against
+// 0.0574, 1000x3000x777 0.1464 against 0.1510, 512x300x200 x 5 0.0197 against
+// 0.0225; 4096^3 and 8192^3 0.1% behind (the zeroing kernel).
 template <typename... Params, typename... Args>
 cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
                              int threads, int shared_bytes, cudaStream_t stream,
