@@ -188,6 +188,10 @@ std::string BatchCaseName(const BatchCase& c) {
   return ShapeName(c.shape) + "_x" + std::to_string(c.count) + "_gap" +
          std::to_string(c.gap);
 }
+// The name of a GpuBatchedSgemm instance: its batch case.
+std::string BatchTestName(const ::testing::TestParamInfo<BatchCase>& info) {
+  return BatchCaseName(info.param);
+}
 
 // The matrices of a strided batch in one host vector, `stride` elements
 // apart; the gaps hold NaN.
@@ -261,16 +265,19 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
 // per problem up to 32, 64 x 64 tiles below 128, larger warp tiles from there),
 // with batches that leave a block part empty, on both the 16-byte and the
 // element-wise paths.
-INSTANTIATE_TEST_SUITE_P(
-    SizeClasses, GpuBatchedSgemm,
-    ::testing::Values(
-        BatchCase{{1, 1, 1}, 5, 0}, BatchCase{{16, 16, 16}, 9, 0},
-        BatchCase{{17, 31, 29}, 7, 1}, BatchCase{{32, 32, 32}, 5, 0},
-        BatchCase{{3, 1000, 5}, 6, 1}, BatchCase{{33, 1, 65}, 3, 0},
-        BatchCase{{64, 64, 64}, 6, 0}, BatchCase{{100, 37, 129}, 3, 1},
-        BatchCase{{128, 128, 128}, 2, 0}, BatchCase{{130, 7, 257}, 2, 1},
-        BatchCase{{256, 260, 132}, 3, 0}),
-    [](const auto& info) { return BatchCaseName(info.param); });
+INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{1, 1, 1}, 5, 0},
+                                           BatchCase{{16, 16, 16}, 9, 0},
+                                           BatchCase{{17, 31, 29}, 7, 1},
+                                           BatchCase{{32, 32, 32}, 5, 0},
+                                           BatchCase{{3, 1000, 5}, 6, 1},
+                                           BatchCase{{33, 1, 65}, 3, 0},
+                                           BatchCase{{64, 64, 64}, 6, 0},
+                                           BatchCase{{100, 37, 129}, 3, 1},
+                                           BatchCase{{128, 128, 128}, 2, 0},
+                                           BatchCase{{130, 7, 257}, 2, 1},
+                                           BatchCase{{256, 260, 132}, 3, 0}),
+                         BatchTestName);
 
 // Batches whose last round of blocks is mostly empty split K: on an H200, all
 // of 5 problems of 512 x 300 x 200 (K split in 4, the last split a
@@ -278,9 +285,7 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0}),
-                         [](const auto& info) {
-                           return BatchCaseName(info.param);
-                         });
+                         BatchTestName);
 
 // One-tile problems (up to 64 x 64) stream through persistent blocks: more
 // problems than an H200 holds blocks (528), so blocks take several, on the
@@ -291,9 +296,7 @@ INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                                            BatchCase{{48, 60, 40}, 1500, 0},
                                            BatchCase{{40, 36, 50}, 700, 0},
                                            BatchCase{{45, 200, 61}, 1100, 1}),
-                         [](const auto& info) {
-                           return BatchCaseName(info.param);
-                         });
+                         BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
 // H200 holds warps (2112), so warps take several, on the 16-byte path with
@@ -305,9 +308,7 @@ INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
                                            BatchCase{{1, 100, 32}, 3000, 0},
                                            BatchCase{{32, 1, 32}, 2200, 0},
                                            BatchCase{{31, 33, 30}, 2200, 1}),
-                         [](const auto& info) {
-                           return BatchCaseName(info.param);
-                         });
+                         BatchTestName);
 
 // Problems of 17 to 32 with K from 128 take the per-warp kernel's deeper
 // ring: more problems than an H200 holds warps of it (1056), with K a whole
@@ -316,9 +317,7 @@ INSTANTIATE_TEST_SUITE_P(PerWarpLongK, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 128, 32}, 1200, 0},
                                            BatchCase{{28, 200, 32}, 1500, 0},
                                            BatchCase{{25, 129, 31}, 1100, 1}),
-                         [](const auto& info) {
-                           return BatchCaseName(info.param);
-                         });
+                         BatchTestName);
 
 // Too few problems up to 32 x 32 to fill the GPU, with K from 512: they split
 // K on warp-tiled blocks, on the 16-byte path and element-wise.
@@ -326,9 +325,7 @@ INSTANTIATE_TEST_SUITE_P(FewLongProblems, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 4096, 32}, 1, 0},
                                            BatchCase{{16, 700, 16}, 5, 0},
                                            BatchCase{{30, 601, 31}, 40, 0}),
-                         [](const auto& info) {
-                           return BatchCaseName(info.param);
-                         });
+                         BatchTestName);
 
 // Mixed shapes in one launch, some matrices on 16 bytes and some not: every
 // product right, the inputs untouched and nothing written between matrices.
