@@ -218,6 +218,10 @@ class ScaleOut(unittest.TestCase):
             # stalling replica: then it dies.
             for _ in range(concurrency):
                 self.assertEqual(stalling.stdout.readline(), "stalled\n")
+            # "stalled" is printed when the headers are queued, not when the client has them:
+            # a call killed before its headers arrive is still gRPC's to retry (CI saw 3 of 4
+            # resent). Loopback delivers them in far less than this.
+            time.sleep(1)
             self.assertIsNone(load.poll())
             stalling.kill()
             stdout, stderr = load.communicate(timeout=120)
