@@ -69,7 +69,8 @@ cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
 // The operands of a strided batch; a single product is a batch of one.
 // Rows lie lda, ldb and ldc elements apart: packed, except where the
 // warp-tiled launcher has copied A or B into padded rows (the only kernel
-// that reads the pitches).
+// that reads the pitches). c_zeroed: C holds zeros already (a padded C,
+// zeroed by an operand's pad), so a split K need not zero it.
 struct Batch {
   int64_t m, n, k;
   const float* a;
@@ -80,6 +81,7 @@ struct Batch {
   int64_t stride_c;
   int64_t count;
   int64_t lda = k, ldb = n, ldc = n;
+  bool c_zeroed = false;
 
   // Every row of A (of B, of C) starts on 16 bytes.
   bool VectorA() const { return Vectorizable(a, lda, stride_a); }
@@ -194,11 +196,18 @@ cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
 // Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...) as a
 // programmatic dependent launch: it may be scheduled while the kernel before
 // it in the stream finishes, and waits for it (grid_dependency.cuh) before
-// touching memory. Measured on an H200 against plain launches and C zeroed by
-// cudaMemset2DAsync, which cannot overlap (ms, docs/benchmarks.md): 256^3
-// 0.0082 against 0.0107, 512^3 0.0124 against 0.0150, 1024^3 0.0558 against
-// 0.0574, 1000x3000x777 0.1464 against 0.1510, 512x300x200 x 5 0.0197 against
-// 0.0225; 4096^3 and 8192^3 0.1% behind (the zeroing kernel).
+// touching memory. Every kernel of the automatic choice launches this way
+// (the naive, tiled and register-blocked rungs don't). Measured on an H200
+// against plain launches and C zeroed by cudaMemset2DAsync, which cannot
+// overlap (ms, docs/benchmarks.md): 256^3 0.0082 against 0.0107, 512^3 0.0124
+// against 0.0150, 1024^3 0.0558 against 0.0574, 1000x3000x777 0.1464 against
+// 0.1510, 512x300x200 x 5 0.0197 against 0.0225; 4096^3 and 8192^3 0.1%
+// behind (the zeroing kernel). Batches of small products and transposes,
+// against plain launches: 8^3 x 4096 0.0054 against 0.0066, 16^3 x 4096
+// 0.0061 against 0.0072, 32^3 x 4096 0.0180 against 0.0189, 17x31x29 x 4096
+// 0.0175 against 0.0187, 1024 grouped up to 64 0.0286 against 0.0294;
+// transposes 16x16 x 4096 0.0054 against 0.0063, 33x17 x 4096 0.0073 against
+// 0.0086, 4096^2 0.0360 against 0.0366; nothing behind.
 template <typename... Params, typename... Args>
 cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
                              int threads, int shared_bytes, cudaStream_t stream,
@@ -385,7 +394,9 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
     }
   }
   const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
-  if (cudaError_t error = ZeroC(rest, stream)) return error;
+  if (!rest.c_zeroed) {
+    if (cudaError_t error = ZeroC(rest, stream)) return error;
+  }
   return LaunchWarpTiled<S, true>(
       rest, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
 }
@@ -458,33 +469,43 @@ cudaError_t ScratchPool(cudaMemPool_t* pool) {
   return cudaSuccess;
 }
 
-// Launches a row-copy kernel of pad_rows.cuh over `rows` rows of padded_ld
-// elements (the padded side's pitch).
-template <typename Kernel>
-cudaError_t CopyRows(Kernel kernel, int64_t rows, int64_t cols,
-                     const float* src, int64_t src_ld, float* dst,
-                     int64_t dst_ld, int64_t padded_ld, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
-  const int64_t blocks = GridBlocks(segments, rows);
-  if (blocks < 0) return cudaErrorInvalidConfiguration;
-  return LaunchOverlapped(kernel, blocks, kThreads, 0, stream, cols, src,
-                          src_ld, dst, dst_ld, segments);
-}
-
 // Copies `matrix` (rows x cols, rows *ld apart) into `scratch` with rows
 // RoundUp(cols, 4) apart (zeros past the matrix), and points *matrix and *ld
-// there.
+// there; zeros `zero_words` 16-byte words at `zero` in the same pass. Measured
+// on an H200 against a block per 256 runs of a row and C zeroed by a kernel of
+// its own (ms): 1000x3000x777 (B and C padded) 0.1442 against 0.1471, 2047^3
+// (A, B and C) 0.4159 against 0.4199, 4095^3 2.9996 against 3.0125.
 cudaError_t PadRows(int64_t rows, int64_t cols, float* scratch,
-                    const float** matrix, int64_t* ld, cudaStream_t stream) {
+                    const float** matrix, int64_t* ld, float* zero,
+                    int64_t zero_words, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  constexpr int kRuns = 4;
   const int64_t padded_ld = RoundUp(cols, 4);
-  if (cudaError_t error = CopyRows(PadRowsKernel<256>, rows, cols, *matrix, *ld,
-                                   scratch, padded_ld, padded_ld, stream)) {
+  const int64_t runs = rows * padded_ld / 4;
+  const int64_t blocks = CeilDiv(runs + zero_words, kThreads * kRuns);
+  if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
+  if (cudaError_t error =
+          LaunchOverlapped(PadRowsKernel<kThreads, kRuns>, blocks, kThreads, 0,
+                           stream, cols, *matrix, *ld, scratch, padded_ld, runs,
+                           reinterpret_cast<float4*>(zero), zero_words)) {
     return error;
   }
   *matrix = scratch;
   *ld = padded_ld;
   return cudaSuccess;
+}
+
+// Copies C (rows x cols) from `padded` (rows padded_ld elements apart, a
+// multiple of 4, 16-byte aligned) back to c (rows ldc apart).
+cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
+                      int64_t padded_ld, float* c, int64_t ldc,
+                      cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
+  const int64_t blocks = GridBlocks(segments, rows);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  return LaunchOverlapped(UnpadRowsKernel<kThreads>, blocks, kThreads, 0,
+                          stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
 // A single product whose A or B rows don't start on 16 bytes copies that
@@ -505,8 +526,9 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
     return SgemmWarpTiledShaped(p, stream);
   }
   // Split K adds into C with atomics, four to a run of C where its rows don't
-  // start on 16 bytes. Then C is computed in padded rows too and copied back
-  // (1000x3000x777, K split 11: 0.148 ms against 0.161 ms).
+  // start on 16 bytes. Then C is computed in padded rows too (zeroed in the
+  // first pad's pass) and copied back (1000x3000x777, K split 11: 0.148 ms
+  // against 0.161 ms).
   int64_t splits = 0;
   if (cudaError_t error = TallPadsLess(p)
                               ? WarpTiledSplits<WarpTiledTall>(p, &splits)
@@ -537,20 +559,26 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   float* const scratch_a = static_cast<float*>(scratch);
   float* const scratch_b = scratch_a + floats_a;
   float* const scratch_c = scratch_b + floats_b;
+  // The first pad also zeros a padded C, which the split K adds into.
+  int64_t zero_words = floats_c / 4;
   cudaError_t error = cudaSuccess;
-  if (pad_a)
-    error = PadRows(p.m, p.k, scratch_a, &padded.a, &padded.lda, stream);
+  if (pad_a) {
+    error = PadRows(p.m, p.k, scratch_a, &padded.a, &padded.lda, scratch_c,
+                    zero_words, stream);
+    zero_words = 0;
+  }
   if (pad_b && !error) {
-    error = PadRows(p.k, p.n, scratch_b, &padded.b, &padded.ldb, stream);
+    error = PadRows(p.k, p.n, scratch_b, &padded.b, &padded.ldb, scratch_c,
+                    zero_words, stream);
   }
   if (pad_c) {
     padded.c = scratch_c;
     padded.ldc = RoundUp(p.n, 4);
+    padded.c_zeroed = true;
   }
   if (!error) error = SgemmWarpTiledShaped(padded, stream);
   if (pad_c && !error) {
-    error = CopyRows(UnpadRowsKernel<256>, p.m, p.n, padded.c, padded.ldc, p.c,
-                     p.ldc, padded.ldc, stream);
+    error = UnpadRows(p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
   }
   const cudaError_t freed = cudaFreeAsync(scratch, stream);
   return error ? error : freed;
@@ -574,10 +602,9 @@ cudaError_t LaunchSmallTile(const Batch& p, cudaStream_t stream) {
   if (cudaError_t error = ResidentBlocks<kKernel>(S::kThreads, 0, &resident)) {
     return error;
   }
-  kKernel<<<static_cast<unsigned>(std::min(items, resident)), S::kThreads, 0,
-            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
-                      p.stride_c, p.count, tiles_n, tiles);
-  return cudaGetLastError();
+  return LaunchOverlapped(kKernel, std::min(items, resident), S::kThreads, 0,
+                          stream, p.m, p.n, p.k, p.a, p.stride_a, p.b,
+                          p.stride_b, p.c, p.stride_c, p.count, tiles_n, tiles);
 }
 
 template <typename S>
@@ -617,10 +644,9 @@ cudaError_t LaunchPerWarp(const Batch& p, cudaStream_t stream) {
     return error;
   }
   const int64_t blocks = std::min(CeilDiv(p.count, S::kWarps), resident);
-  kKernel<<<static_cast<unsigned>(blocks), S::kThreads, S::kSharedBytes,
-            stream>>>(p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
-                      p.stride_c, p.count);
-  return cudaGetLastError();
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
+                          p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c,
+                          p.stride_c, p.count);
 }
 
 template <typename S>
@@ -667,10 +693,9 @@ cudaError_t TransposeWide(int64_t rows, int64_t cols, const float* in,
   auto kernel = vectorized
                     ? TransposeWideKernel<kTile, kThreads, true, kGroup>
                     : TransposeWideKernel<kTile, kThreads, false, kGroup>;
-  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      rows, cols, in, in_stride, out, out_stride, CeilDiv(rows, kTile),
-      tiles_cols);
-  return cudaGetLastError();
+  return LaunchOverlapped(kernel, blocks, kThreads, 0, stream, rows, cols, in,
+                          in_stride, out, out_stride, CeilDiv(rows, kTile),
+                          tiles_cols);
 }
 
 cudaError_t TransposeTiled(int64_t rows, int64_t cols, const float* in,
@@ -725,10 +750,10 @@ cudaError_t LaunchLargeTile(int64_t rows, int64_t cols, const float* in,
                     S::kGroup};
   t.tiles = GridBlocks(t.tiles_rows * t.tiles_cols, batch);
   if (t.tiles < 0) return cudaErrorInvalidConfiguration;
-  TransposeLargeTileKernel<S::kTileRows, S::kTileCols, S::kBlockThreads,
-                           kVectorized>
-      <<<static_cast<unsigned>(t.tiles), S::kBlockThreads, 0, stream>>>(t);
-  return cudaGetLastError();
+  return LaunchOverlapped(
+      TransposeLargeTileKernel<S::kTileRows, S::kTileCols, S::kBlockThreads,
+                               kVectorized>,
+      t.tiles, S::kBlockThreads, 0, stream, t);
 }
 
 cudaError_t TransposeLargeTile(int64_t rows, int64_t cols, const float* in,
@@ -760,10 +785,9 @@ cudaError_t LaunchPacked(const PackedTransposeArgs& a, cudaStream_t stream) {
   using S = PackedShape;
   const int64_t blocks = CeilDiv(a.batch, a.per_block);
   if (blocks > INT_MAX) return cudaErrorInvalidConfiguration;
-  TransposePackedKernel<S::kThreads, S::kCapacity, kVectorizedIn,
-                        kVectorizedOut>
-      <<<static_cast<unsigned>(blocks), S::kThreads, 0, stream>>>(a);
-  return cudaGetLastError();
+  return LaunchOverlapped(TransposePackedKernel<S::kThreads, S::kCapacity,
+                                                kVectorizedIn, kVectorizedOut>,
+                          blocks, S::kThreads, 0, stream, a);
 }
 
 // Small matrices (rows * cols <= PackedShape::kMaxSize) only.
@@ -913,10 +937,8 @@ cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
   if (count <= 0 || blocks <= 0 || blocks > INT_MAX) {
     return cudaErrorInvalidValue;
   }
-  SgemmGroupedKernel<SmallTile64>
-      <<<static_cast<unsigned>(blocks), SmallTile64::kThreads, 0, stream>>>(
-          entries, count);
-  return cudaGetLastError();
+  return LaunchOverlapped(SgemmGroupedKernel<SmallTile64>, blocks,
+                          SmallTile64::kThreads, 0, stream, entries, count);
 }
 
 const char* TransposeVariantName(TransposeVariant variant) {

@@ -1,7 +1,8 @@
 // Copies a matrix into rows that start on 16 bytes, so that the fast SGEMM
 // path (16-byte accesses) can take an operand whose own rows don't, and back;
-// and zeros the C that a split K adds into. Each waits for the kernel before
-// it in the stream (grid_dependency.cuh) before touching memory.
+// and zeros the C that a split K adds into (with a pad, where C is padded too).
+// Each waits for the kernel before it in the stream (grid_dependency.cuh)
+// before touching memory.
 #ifndef MATSERVE_KERNELS_PAD_ROWS_CUH_
 #define MATSERVE_KERNELS_PAD_ROWS_CUH_
 
@@ -12,30 +13,51 @@
 namespace matserve::kernels {
 
 // dst = src for a matrix of cols columns with rows src_ld elements apart in
-// src and dst_ld (a multiple of 4, dst 16-byte aligned) in dst; the columns
-// of dst past cols are zeroed. A block covers kThreads runs of 4 elements of
-// one row (`segments` blocks per row), so each thread stores one 16-byte run.
-template <int kThreads>
+// src and dst_ld (a multiple of 4, dst 16-byte aligned) in dst, the columns
+// of dst past cols zeroed; and `zero_words` 16-byte words at `zero` zeroed in
+// the same pass. The `runs` 16-byte runs of dst, row after row, and then the
+// words to zero are numbered as one range; each thread takes kRuns of them,
+// kThreads apart, and loads all of its runs before it stores any.
+template <int kThreads, int kRuns>
 __global__ void __launch_bounds__(kThreads)
     PadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,
-                  float* __restrict__ dst, int64_t dst_ld, int64_t segments) {
+                  float* __restrict__ dst, int64_t dst_ld, int64_t runs,
+                  float4* __restrict__ zero, int64_t zero_words) {
   WaitForPriorGrid();
   AllowDependentLaunch();
-  const int64_t row = blockIdx.x / segments;
-  const int64_t col = (blockIdx.x % segments * kThreads + threadIdx.x) * 4;
-  if (col >= dst_ld) return;
-  const float* in = src + row * src_ld + col;
-  float run[4];
+  const int64_t runs_per_row = dst_ld / 4;
+  const int64_t first = blockIdx.x * int64_t{kRuns * kThreads} + threadIdx.x;
+  float values[kRuns][4];
 #pragma unroll
-  for (int q = 0; q < 4; ++q) run[q] = col + q < cols ? in[q] : 0.0f;
-  *reinterpret_cast<float4*>(dst + row * dst_ld + col) =
-      make_float4(run[0], run[1], run[2], run[3]);
+  for (int r = 0; r < kRuns; ++r) {
+    const int64_t i = first + r * kThreads;
+    const int64_t row = i / runs_per_row;
+    const int64_t col = (i - row * runs_per_row) * 4;
+    const float* in = src + row * src_ld + col;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      values[r][q] = i < runs && col + q < cols ? in[q] : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRuns; ++r) {
+    const int64_t i = first + r * kThreads;
+    if (i < runs) {
+      const int64_t row = i / runs_per_row;
+      const int64_t col = (i - row * runs_per_row) * 4;
+      *reinterpret_cast<float4*>(dst + row * dst_ld + col) =
+          make_float4(values[r][0], values[r][1], values[r][2], values[r][3]);
+    } else if (i - runs < zero_words) {
+      zero[i - runs] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
 }
 
 // dst = src for a matrix of cols columns with rows src_ld elements apart in
 // src (a multiple of 4, src 16-byte aligned) and dst_ld in dst: the way back
-// of PadRowsKernel, on the same grid. Each thread reads one 16-byte run and
-// stores its elements inside the matrix one by one.
+// of PadRowsKernel. A block covers kThreads runs of 4 elements of one row
+// (`segments` blocks per row); each thread reads one 16-byte run and stores
+// its elements inside the matrix one by one.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     UnpadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,

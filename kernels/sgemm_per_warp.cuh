@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/copy_async.cuh"
+#include "kernels/grid_dependency.cuh"
 
 namespace matserve::kernels {
 
@@ -56,6 +57,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                        const float* __restrict__ a, int64_t stride_a,
                        const float* __restrict__ b, int64_t stride_b,
                        float* __restrict__ c, int64_t stride_c, int64_t count) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   extern __shared__ float4 shared_words[];
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;

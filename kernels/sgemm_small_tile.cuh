@@ -10,6 +10,7 @@
 
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
+#include "kernels/grid_dependency.cuh"
 #include "kernels/kernels.h"
 
 namespace matserve::kernels {
@@ -209,6 +210,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                                 float* __restrict__ c, int64_t stride_c,
                                 int64_t batch, int64_t tiles_n,
                                 int64_t tiles_per_problem) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   __shared__ typename S::Storage stages[2][S::kTilesPerBlock];
   const int slot = threadIdx.x / S::kThreadsPerTile;
   const int64_t steps_per_tile = (k + S::kBlockK - 1) / S::kBlockK;
@@ -247,6 +250,8 @@ template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmGroupedKernel(const GroupedGemmEntry* __restrict__ entries,
                        int64_t count) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   static_assert(S::kTilesPerBlock == 1, "one tile of one problem per block");
   __shared__ typename S::Storage stages[2];
   int64_t low = 0, high = count - 1;  // the last entry with first_tile <= x

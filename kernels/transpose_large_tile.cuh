@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/grid_dependency.cuh"
+
 namespace matserve::kernels {
 
 // Where the tiles of a (strided batch of) rows x cols matrices are, and in
@@ -46,6 +48,8 @@ template <int kTileRows, int kTileCols, int kThreads, bool kVectorized,
           int kMinBlocks = 1>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     TransposeLargeTileKernel(TransposeTiling t) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   static_assert(kTileRows % 32 == 0 && kTileCols % 32 == 0,
                 "tile sides are whole warps of words (the bank argument)");
   static_assert(kThreads % 32 == 0, "whole warps");

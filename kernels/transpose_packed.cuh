@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/grid_dependency.cuh"
+
 namespace matserve::kernels {
 
 // n / d for 0 <= n < 2^31 without a divide instruction: a multiply-high, an
@@ -61,6 +63,8 @@ struct PackedTransposeArgs {
 template <int kThreads, int kCapacity, bool kVectorizedIn, bool kVectorizedOut>
 __global__ void __launch_bounds__(kThreads)
     TransposePackedKernel(PackedTransposeArgs a) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   static_assert(kCapacity % (4 * kThreads) == 0,
                 "each thread moves a whole number of 16-byte words");
   constexpr int kPerThread = kCapacity / kThreads;

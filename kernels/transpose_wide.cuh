@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/grid_dependency.cuh"
+
 namespace matserve::kernels {
 
 // A block moves one kTile x kTile tile of one matrix of the batch: matrix i
@@ -35,6 +37,8 @@ __global__ void __launch_bounds__(kThreads)
                         const float* __restrict__ in, int64_t in_stride,
                         float* __restrict__ out, int64_t out_stride,
                         int64_t tiles_rows, int64_t tiles_cols) {
+  WaitForPriorGrid();
+  AllowDependentLaunch();
   constexpr int kRunsPerRow = kTile / 4;
   constexpr int kRunsPerThread = kTile * kRunsPerRow / kThreads;
   static_assert(kTile % 32 == 0, "tile rows are whole warps of words");
