@@ -12,6 +12,7 @@
 #include "kernels/sgemm_per_warp.cuh"
 #include "kernels/sgemm_register_blocked.cuh"
 #include "kernels/sgemm_small_tile.cuh"
+#include "kernels/sgemm_strip.cuh"
 #include "kernels/sgemm_tiled.cuh"
 #include "kernels/sgemm_warp_tiled.cuh"
 #include "kernels/transpose_tiled.cuh"
@@ -508,6 +509,29 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
                           stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
+// Strips up to 16 columns wide: C's columns past the last whole 64 of a
+// padded product whose padded C is zeroed (sgemm_strip.cuh).
+using Strip = StripShape<16>;
+
+// C[:, 0, width) += A * B[:, 0, width) for p's A (rows on 16 bytes), with b and
+// c at the strip's first column. K splits so that the blocks about fill the
+// GPU once.
+cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
+                       cudaStream_t stream) {
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  const int64_t row_blocks = CeilDiv(p.m, Strip::kRows);
+  const int64_t chunks = CeilDiv(p.k, Strip::kChunkK);
+  const int64_t wanted = CeilDiv(Strip::kMinBlocksPerSm * sms, row_blocks);
+  const int64_t k_per_split =
+      CeilDiv(chunks, std::clamp<int64_t>(wanted, 1, chunks)) * Strip::kChunkK;
+  const int64_t blocks = GridBlocks(row_blocks, CeilDiv(p.k, k_per_split));
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  return LaunchOverlapped(SgemmStripKernel<Strip>, blocks, Strip::kThreads, 0,
+                          stream, p.m, width, p.k, p.a, p.lda, b, p.ldb, c,
+                          p.ldc, k_per_split);
+}
+
 // A single product whose A or B rows don't start on 16 bytes copies that
 // operand element by element. A large one first copies it into padded rows in
 // scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md),
@@ -521,6 +545,7 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
+  constexpr int64_t kStripTile = 64;
   const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
   if (p.count > 1 || !(pad_a || pad_b) || p.k > INT_MAX / 2) {
     return SgemmWarpTiledShaped(p, stream);
@@ -576,7 +601,21 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
     padded.ldc = RoundUp(p.n, 4);
     padded.c_zeroed = true;
   }
-  if (!error) error = SgemmWarpTiledShaped(padded, stream);
+  // With C padded (and so zeroed), the columns past the last whole 64, where
+  // up to Strip::kMaxWidth, run as a strip of their own.
+  const int64_t strip = p.n % kStripTile;
+  if (!error && pad_c && p.n > kStripTile && strip > 0 &&
+      strip <= Strip::kMaxWidth) {
+    Batch whole = padded;
+    whole.n -= strip;
+    error = SgemmWarpTiledShaped(whole, stream);
+    if (!error) {
+      error = SgemmStrip(padded, static_cast<int>(strip), padded.b + whole.n,
+                         padded.c + whole.n, stream);
+    }
+  } else if (!error) {
+    error = SgemmWarpTiledShaped(padded, stream);
+  }
   if (pad_c && !error) {
     error = UnpadRows(p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
   }
