@@ -510,7 +510,7 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
 }
 
 // Strips up to 16 columns wide: C's columns past the last whole 64 of a
-// padded product whose padded C is zeroed (sgemm_strip.cuh).
+// product that splits K (sgemm_strip.cuh).
 using Strip = StripShape<16>;
 
 // C[:, 0, width) += A * B[:, 0, width) for p's A (rows on 16 bytes), with b and
@@ -532,6 +532,36 @@ cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
                           p.ldc, k_per_split);
 }
 
+// p's product (a single one, K split in `splits` by SgemmWarpTiledShaped's
+// shape). Where K splits, so that C is zeroed anyway, and 1 to
+// Strip::kMaxWidth of C's columns lie past the last whole 64, those run as a
+// strip of their own after the product of the whole 64s, instead of a tile
+// column that is mostly padding. Measured on an H200 against the tile column
+// (ms, docs/benchmarks.md): 1000x3000x777 (B and C padded) 0.1347 against
+// 0.1439, 1100x4000x527 0.1399 against 0.1508, 1500x2500x1029 0.2064 against
+// 0.2312; unpadded, 1000x1000x772 0.0505 against 0.0601, 4096x4096x4100
+// 2.999 against 3.106. Below kMinMacs the strip's launch weighs more:
+// 768x768x772 0.0369 against 0.0334, 300x300x324 0.0135 against 0.0101.
+cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
+  constexpr int64_t kStripTile = 64;
+  constexpr double kMinMacs = 1 << 29;
+  const int64_t strip = p.n % kStripTile;
+  if (splits == 1 || p.n < kStripTile || strip == 0 ||
+      strip > Strip::kMaxWidth || !p.VectorA() ||
+      static_cast<double>(p.m) * p.n * p.k < kMinMacs) {
+    return SgemmWarpTiledShaped(p, stream);
+  }
+  if (!p.c_zeroed) {
+    if (cudaError_t error = ZeroC(p, stream)) return error;
+    p.c_zeroed = true;
+  }
+  Batch whole = p;
+  whole.n -= strip;
+  if (cudaError_t error = SgemmWarpTiledShaped(whole, stream)) return error;
+  return SgemmStrip(p, static_cast<int>(strip), p.b + whole.n, p.c + whole.n,
+                    stream);
+}
+
 // A single product whose A or B rows don't start on 16 bytes copies that
 // operand element by element. A large one first copies it into padded rows in
 // scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md),
@@ -545,28 +575,26 @@ cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
-  constexpr int64_t kStripTile = 64;
-  const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
-  if (p.count > 1 || !(pad_a || pad_b) || p.k > INT_MAX / 2) {
-    return SgemmWarpTiledShaped(p, stream);
-  }
-  // Split K adds into C with atomics, four to a run of C where its rows don't
-  // start on 16 bytes. Then C is computed in padded rows too (zeroed in the
-  // first pad's pass) and copied back (1000x3000x777, K split 11: 0.148 ms
-  // against 0.161 ms).
+  if (p.count > 1 || p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t splits = 0;
   if (cudaError_t error = TallPadsLess(p)
                               ? WarpTiledSplits<WarpTiledTall>(p, &splits)
                               : WarpTiledSplits<WarpTiledWide>(p, &splits)) {
     return error;
   }
+  const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
+  if (!(pad_a || pad_b)) return SgemmWarpTiledStrip(p, splits, stream);
+  // Split K adds into C with atomics, four to a run of C where its rows don't
+  // start on 16 bytes. Then C is computed in padded rows too (zeroed in the
+  // first pad's pass) and copied back (1000x3000x777, K split 11: 0.148 ms
+  // against 0.161 ms).
   const bool pad_c = splits > 1 && !p.VectorC();
   const int64_t copied = (pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0) +
                          (pad_c ? p.m * p.n : 0);
   const double macs = static_cast<double>(p.m) * p.n * p.k;
   if (macs < kMinPaddedMacs ||
       macs < static_cast<double>(kMinMacsPerCopied) * copied) {
-    return SgemmWarpTiledShaped(p, stream);
+    return SgemmWarpTiledStrip(p, splits, stream);
   }
   const int64_t floats_a = pad_a ? p.m * RoundUp(p.k, 4) : 0;
   const int64_t floats_b = pad_b ? p.k * RoundUp(p.n, 4) : 0;
@@ -578,7 +606,7 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
                               (floats_a + floats_b + floats_c) * sizeof(float),
                               pool, stream) != cudaSuccess) {
     cudaGetLastError();  // not the caller's error: run unpadded
-    return SgemmWarpTiledShaped(p, stream);
+    return SgemmWarpTiledStrip(p, splits, stream);
   }
   Batch padded = p;
   float* const scratch_a = static_cast<float*>(scratch);
@@ -601,25 +629,7 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
     padded.ldc = RoundUp(p.n, 4);
     padded.c_zeroed = true;
   }
-  // With C padded (and so zeroed), the columns past the last whole 64, where
-  // up to Strip::kMaxWidth, run as a strip of their own instead of a tile
-  // column that is mostly padding. Measured on an H200 against the tile
-  // column (ms, docs/benchmarks.md): 1000x3000x777 0.1347 against 0.1439,
-  // 1100x4000x527 0.1399 against 0.1508, 1500x2500x1029 0.2064 against 0.2312,
-  // 1539x1537x1541 0.2221 against 0.2286.
-  const int64_t strip = p.n % kStripTile;
-  if (!error && pad_c && p.n > kStripTile && strip > 0 &&
-      strip <= Strip::kMaxWidth) {
-    Batch whole = padded;
-    whole.n -= strip;
-    error = SgemmWarpTiledShaped(whole, stream);
-    if (!error) {
-      error = SgemmStrip(padded, static_cast<int>(strip), padded.b + whole.n,
-                         padded.c + whole.n, stream);
-    }
-  } else if (!error) {
-    error = SgemmWarpTiledShaped(padded, stream);
-  }
+  if (!error) error = SgemmWarpTiledStrip(padded, splits, stream);
   if (pad_c && !error) {
     error = UnpadRows(p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
   }

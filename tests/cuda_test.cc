@@ -93,9 +93,10 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // into padded rows first, and C too where K is split and C's rows don't
 // start on 16 bytes: A for 512x8195x520, B and C for 1000x3000x777 and
 // 1100x4000x527, all three for 1539x1537x1541 (all three split K; 513
-// multiply-adds per element copied, just over the rule's 512). With C padded,
-// the 9, 15 and 5 columns past their last whole 64 run as a strip (M not a
-// multiple of the strip's 16 rows). Rows of C that start on 16 bytes
+// multiply-adds per element copied, just over the rule's 512). Where K
+// splits, the 9, 15 and 5 columns past their last whole 64 run as a strip, and
+// so do the 4 of 1001x1000x772, unpadded (M not a multiple of the strip's 16
+// rows). Rows of C that start on 16 bytes
 // and rows that don't, and so both kinds of access to C, come with
 // 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
 INSTANTIATE_TEST_SUITE_P(
@@ -117,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
                                        {2049, 3, 2051},
                                        {512, 8195, 520},
                                        {1539, 1537, 1541},
-                                       {1100, 4000, 527}});
+                                       {1100, 4000, 527},
+                                       {1001, 1000, 772}});
           return shapes;
         }())),
     [](const auto& info) {
