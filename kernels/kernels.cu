@@ -528,8 +528,9 @@ cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
   const int64_t blocks = GridBlocks(row_blocks, CeilDiv(p.k, k_per_split));
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   return LaunchOverlapped(SgemmStripKernel<Strip>, blocks, Strip::kThreads, 0,
-                          stream, p.m, width, p.k, p.a, p.lda, b, p.ldb, c,
-                          p.ldc, k_per_split);
+                          stream, p.m,
+                          FastDivisor::For(static_cast<uint32_t>(width)), p.k,
+                          p.a, p.lda, b, p.ldb, c, p.ldc, k_per_split);
 }
 
 // p's product (a single one, K split in `splits` by SgemmWarpTiledShaped's

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/copy_async.cuh"
+#include "kernels/fast_divisor.cuh"
 #include "kernels/grid_dependency.cuh"
 
 namespace matserve::kernels {
@@ -29,7 +30,8 @@ struct StripShape {
 };
 
 // C[:, 0, width) += A * B[:, 0, width) for a strip of width <= kMaxWidth
-// columns (b and c point at its first column), C holding zeros or partial
+// columns (width_d divides by it; b and c point at its first column), C
+// holding zeros or partial
 // sums beforehand. A is m x k with rows lda apart; A's rows start on 16 bytes
 // (lda a multiple of 4, a 16-byte aligned). Block x takes kRows rows of A,
 // (x % row_blocks) * kRows on, and K [s, s + 1) * k_per_split for s = x /
@@ -38,12 +40,13 @@ struct StripShape {
 // outputs are added with atomics, so splits of K may run at once.
 template <typename S>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
-    SgemmStripKernel(int64_t m, int width, int64_t k,
+    SgemmStripKernel(int64_t m, FastDivisor width_d, int64_t k,
                      const float* __restrict__ a, int64_t lda,
                      const float* __restrict__ b, int64_t ldb,
                      float* __restrict__ c, int64_t ldc, int64_t k_per_split) {
   WaitForPriorGrid();
   AllowDependentLaunch();
+  const int width = static_cast<int>(width_d.divisor);
   static_assert(
       S::kChunkK % 128 == 0 && S::kChunkK * S::kMaxWidth % S::kThreads == 0,
       "whole 128s of K per chunk, whole loads per thread");
@@ -69,8 +72,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     for (int t = 0; t < kStaged; ++t) {
       const int i = t * S::kThreads + threadIdx.x;
       if (i >= S::kChunkK * width) break;
-      const int kk = i / width;
-      const int j = i % width;
+      const int kk = static_cast<int>(width_d.Divide(i));
+      const int j = i - kk * width;
       const bool inside = chunk + kk < k_end;
       CopyAsync4(&staged[j * S::kPitch + kk],
                  inside ? b + (chunk + kk) * ldb + j : b, inside);
