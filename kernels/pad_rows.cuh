@@ -42,10 +42,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int r = 0; r < kRuns; ++r) {
     const int64_t i = first + r * kThreads;
-    if (i < runs) {
-      const int64_t row = i / runs_per_row;
-      const int64_t col = (i - row * runs_per_row) * 4;
-      *reinterpret_cast<float4*>(dst + row * dst_ld + col) =
+    if (i < runs) {  // run i of dst starts at element 4 i (dst_ld = 4 runs)
+      reinterpret_cast<float4*>(dst)[i] =
           make_float4(values[r][0], values[r][1], values[r][2], values[r][3]);
     } else if (i - runs < zero_words) {
       zero[i - runs] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
