@@ -509,46 +509,67 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
                           stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
-// Strips up to 16 columns wide: C's columns past the last whole 64 of a
-// product that splits K (sgemm_strip.cuh).
-using Strip = StripShape<16>;
-
-// C[:, 0, width) += A * B[:, 0, width) for p's A (rows on 16 bytes), with b and
-// c at the strip's first column. K splits so that the blocks about fill the
-// GPU once.
-cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
-                       cudaStream_t stream) {
+// C[:, 0, width) += A * B[:, 0, width) for p's A, with b and c at the strip's
+// first column (sgemm_strip.cuh), width 1 to 16. K splits so that the blocks
+// about fill the GPU once.
+template <int kRuns, bool kVectorB>
+cudaError_t LaunchStrip(const Batch& p, int width, const float* b, float* c,
+                        cudaStream_t stream) {
+  using S = StripShape<kRuns>;
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t row_blocks = CeilDiv(p.m, Strip::kRows);
-  const int64_t chunks = CeilDiv(p.k, Strip::kChunkK);
-  const int64_t wanted = CeilDiv(Strip::kMinBlocksPerSm * sms, row_blocks);
+  const int64_t row_blocks = CeilDiv(p.m, S::kRows);
+  const int64_t chunks = CeilDiv(p.k, S::kChunkK);
+  const int64_t wanted = CeilDiv(S::kMinBlocksPerSm * sms, row_blocks);
   const int64_t k_per_split =
-      CeilDiv(chunks, std::clamp<int64_t>(wanted, 1, chunks)) * Strip::kChunkK;
+      CeilDiv(chunks, std::clamp<int64_t>(wanted, 1, chunks)) * S::kChunkK;
   const int64_t blocks = GridBlocks(row_blocks, CeilDiv(p.k, k_per_split));
   if (blocks < 0) return cudaErrorInvalidConfiguration;
-  return LaunchOverlapped(SgemmStripKernel<Strip>, blocks, Strip::kThreads, 0,
-                          stream, p.m,
-                          FastDivisor::For(static_cast<uint32_t>(width)), p.k,
-                          p.a, p.lda, b, p.ldb, c, p.ldc, k_per_split);
+  return LaunchOverlapped(SgemmStripKernel<S, kVectorB>, blocks, S::kThreads, 0,
+                          stream, p.m, width, p.k, p.a, p.lda, b, p.ldb, c,
+                          p.ldc, k_per_split);
+}
+
+template <bool kVectorB>
+cudaError_t SgemmStripAs(const Batch& p, int width, const float* b, float* c,
+                         cudaStream_t stream) {
+  switch (CeilDiv(width, 4)) {
+    case 1:
+      return LaunchStrip<1, kVectorB>(p, width, b, c, stream);
+    case 2:
+      return LaunchStrip<2, kVectorB>(p, width, b, c, stream);
+    case 3:
+      return LaunchStrip<3, kVectorB>(p, width, b, c, stream);
+    default:
+      return LaunchStrip<4, kVectorB>(p, width, b, c, stream);
+  }
+}
+
+cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
+                       cudaStream_t stream) {
+  return Vectorizable(b, p.ldb, 0)
+             ? SgemmStripAs<true>(p, width, b, c, stream)
+             : SgemmStripAs<false>(p, width, b, c, stream);
 }
 
 // p's product (a single one, K split in `splits` by SgemmWarpTiledShaped's
-// shape). Where K splits, so that C is zeroed anyway, and 1 to
-// Strip::kMaxWidth of C's columns lie past the last whole 64, those run as a
-// strip of their own after the product of the whole 64s, instead of a tile
-// column that is mostly padding. Measured on an H200 against the tile column
-// (ms, docs/benchmarks.md): 1000x3000x777 (B and C padded) 0.1347 against
-// 0.1439, 1100x4000x527 0.1399 against 0.1508, 1500x2500x1029 0.2064 against
-// 0.2312; unpadded, 1000x1000x772 0.0505 against 0.0601, 4096x4096x4100
-// 2.999 against 3.106. Below kMinMacs the strip's launch weighs more:
-// 768x768x772 0.0369 against 0.0334, 300x300x324 0.0135 against 0.0101.
+// shape). Where K splits, so that C is zeroed anyway, and 1 to kMaxStrip of
+// C's columns lie past the last whole 64, those run as a strip of their own
+// beside the product of the whole 64s, instead of a tile column that is mostly
+// padding. Measured (ms, docs/benchmarks.md) on an H200 against the tile
+// column, with the strip after the product: 1000x3000x777 (B and C padded)
+// 0.1347 against 0.1439, 1100x4000x527 0.1399 against 0.1508, 1000x1000x772
+// 0.0505 against 0.0601; on an H100, this strip kernel beside the product
+// against the one before it after the product: 0.1310 against 0.1364, 0.1331
+// against 0.1401, 0.0487 against 0.0510. Below kMinMacs the strip's launch
+// weighs more (H200, after the product): 768x768x772 0.0369 against 0.0334,
+// 300x300x324 0.0135 against 0.0101.
 cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
   constexpr int64_t kStripTile = 64;
+  constexpr int64_t kMaxStrip = 16;
   constexpr double kMinMacs = 1 << 29;
   const int64_t strip = p.n % kStripTile;
-  if (splits == 1 || p.n < kStripTile || strip == 0 ||
-      strip > Strip::kMaxWidth || !p.VectorA() ||
+  if (splits == 1 || p.n < kStripTile || strip == 0 || strip > kMaxStrip ||
       static_cast<double>(p.m) * p.n * p.k < kMinMacs) {
     return SgemmWarpTiledShaped(p, stream);
   }

@@ -95,9 +95,10 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // 1100x4000x527, all three for 1539x1537x1541 (all three split K; 513
 // multiply-adds per element copied, just over the rule's 512). Where K
 // splits, the 9, 15 and 5 columns past their last whole 64 run as a strip, and
-// so do the 4 of 1001x1000x772, unpadded (M not a multiple of the strip's 16
-// rows). Rows of C that start on 16 bytes
-// and rows that don't, and so both kinds of access to C, come with
+// so do, unpadded, the 4 of 1001x1000x772 (M not a multiple of the strip's 16
+// rows), the 9 of 1000x1000x777 (B's rows not on 16 bytes: 4-byte copies) and
+// the 4 of 1000x999x772 (A's rows not on 16 bytes). Rows of C that start on 16
+// bytes and rows that don't, and so both kinds of access to C, come with
 // 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
@@ -119,7 +120,9 @@ INSTANTIATE_TEST_SUITE_P(
                                        {512, 8195, 520},
                                        {1539, 1537, 1541},
                                        {1100, 4000, 527},
-                                       {1001, 1000, 772}});
+                                       {1001, 1000, 772},
+                                       {1000, 1000, 777},
+                                       {1000, 999, 772}});
           return shapes;
         }())),
     [](const auto& info) {

@@ -27,13 +27,14 @@ step sanitizer_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   $bin/matserve_cuda_test --gtest_filter="-*1000x3000x777*:*513x1025x257*:$(
     for v in naive tiled register_blocked; do
       printf '*/%s_512x8195x*:*/%s_1539x*:*/%s_1100x4000x*:*/%s_1001x1000x*:' $v $v $v $v
+      printf '*/%s_1000x1000x777*:*/%s_1000x999x772*:' $v $v
     done)"
 step sanitizer_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
   $bin/matserve_cuda_test \
-  --gtest_filter='*127x131x137*:*4097x33x5*:*Batched*:*Grouped*:*/warp_tiled_1100x4000x527*:*/warp_tiled_1001x1000x772*'
+  --gtest_filter='*127x131x137*:*4097x33x5*:*Batched*:*Grouped*:*/warp_tiled_1100x4000x527*:*/warp_tiled_1001x1000x772*:*/warp_tiled_1000x1000x777*'
 step sanitizer_synccheck compute-sanitizer --tool synccheck --error-exitcode 1 \
   $bin/matserve_cuda_test \
-  --gtest_filter='*Batched*:*Grouped*:*wide*:*/warp_tiled_1100x4000x527*:*/warp_tiled_1001x1000x772*'
+  --gtest_filter='*Batched*:*Grouped*:*wide*:*/warp_tiled_1100x4000x527*:*/warp_tiled_1001x1000x772*:*/warp_tiled_1000x1000x777*'
 
 echo "=== matserve-cli against --backend=cuda"
 $bin/matserve-server --address=127.0.0.1:50051 --backend=cuda >"$out/server.log" 2>&1 &
