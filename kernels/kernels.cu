@@ -1,12 +1,12 @@
 // Host launchers for the kernels declared in kernels.h.
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 
 #include "kernels/kernels.h"
+#include "kernels/launch.h"
 #include "kernels/pad_rows.cuh"
 #include "kernels/sgemm_naive.cuh"
 #include "kernels/sgemm_per_warp.cuh"
@@ -24,27 +24,6 @@
 
 namespace matserve::kernels {
 namespace {
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t RoundUp(int64_t a, int64_t b) { return CeilDiv(a, b) * b; }
-
-// The grids here are one-dimensional; gridDim.x stops at 2^31 - 1 blocks.
-// Returns the block count of `per_item` blocks for each of `items`, or -1
-// where that does not fit.
-int64_t GridBlocks(int64_t per_item, int64_t items) {
-  return per_item > INT_MAX / items ? -1 : per_item * items;
-}
-
-bool Aligned16(const void* p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
-// Every row of every matrix of a strided batch starts on 16 bytes: rows
-// `pitch` elements apart, matrices `stride` apart, from `base`. (With pitch
-// the row length, 16-byte accesses along the rows are then legal.)
-bool Vectorizable(const void* base, int64_t pitch, int64_t stride) {
-  return pitch % 4 == 0 && stride % 4 == 0 && Aligned16(base);
-}
 
 // Launches `kernel` with one kBlock x kBlock thread block per kBlock x kBlock
 // tile of C (the naive and tiled rungs).
@@ -67,30 +46,6 @@ cudaError_t SgemmTiled(int64_t m, int64_t n, int64_t k, const float* a,
                                    stream);
 }
 
-// The operands of a strided batch; a single product is a batch of one.
-// Rows lie lda, ldb and ldc elements apart: packed, except where the
-// warp-tiled launcher has copied A or B into padded rows (the only kernel
-// that reads the pitches). c_zeroed: C holds zeros already (a padded C,
-// zeroed by an operand's pad), so a split K need not zero it.
-struct Batch {
-  int64_t m, n, k;
-  const float* a;
-  int64_t stride_a;
-  const float* b;
-  int64_t stride_b;
-  float* c;
-  int64_t stride_c;
-  int64_t count;
-  int64_t lda = k, ldb = n, ldc = n;
-  bool c_zeroed = false;
-
-  // Every row of A (of B, of C) starts on 16 bytes.
-  bool VectorA() const { return Vectorizable(a, lda, stride_a); }
-  bool VectorB() const { return Vectorizable(b, ldb, stride_b); }
-  bool VectorC() const { return Vectorizable(c, ldc, stride_c); }
-  bool Vectorized() const { return VectorA() && VectorB() && VectorC(); }
-};
-
 Batch Single(int64_t m, int64_t n, int64_t k, const float* a, const float* b,
              float* c) {
   return {m, n, k, a, 0, b, 0, c, 0, 1};
@@ -109,165 +64,6 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
       p.m, p.n, p.k, p.a, p.stride_a, p.b, p.stride_b, p.c, p.stride_c, tiles_m,
       tiles_n);
   return cudaGetLastError();
-}
-
-// Warp-tiled shapes, from sweeps on an H200 (docs/benchmarks.md): 64 x 128
-// block tiles of four 32 x 64 warp tiles, K steps of 16, four stages, three
-// blocks per SM (asking for three in the launch bounds gave the same 168
-// registers but a faster schedule than asking for two: 89% of cuBLAS at
-// 4096^3 against 88%), A fragments read four K indices at a time (with the
-// unchecked copies, 0.5-1.2 points ahead of two at 1024^3-8192^3: 4096^3
-// split 3 92.1% against 91.1%); 128 x 64 where those pad C less. (128 x 128
-// tiles of eight warps, at two to four stages, lost 5-11 points at 1024^3 to
-// 4096^3 and 7-26 on batches.)
-// Batches of problems under 128 on a side take 64 x 64 tiles of two warps, six
-// blocks per SM, as many as their 168 registers allow (the launch bounds say
-// so because the split rules count a GPU's slots from them; 64^3: 112% of
-// cuBLAS's strided batch against 98% for the small-tile kernel); persistent
-// blocks over one-tile problems, four per SM, need only two stages, since their
-// copies run on into the next problem (2-4% ahead of four stages at 64^3, 48^3
-// and 64x200x64).
-using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
-using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
-using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
-using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
-
-// Sets *value to what compute(device, value) sets it to for the current
-// device, computing it once per device (a value must be > 0). Each caller's
-// lambda is a type of its own, and so has a cache of its own.
-template <typename Compute>
-cudaError_t OncePerDevice(Compute compute, int64_t* value) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int64_t> known[kMaxDevices];  // 0: not yet
-  int device = 0;
-  if (cudaError_t error = cudaGetDevice(&device)) return error;
-  if (device < kMaxDevices && (*value = known[device].load()) > 0) {
-    return cudaSuccess;
-  }
-  if (cudaError_t error = compute(device, value)) return error;
-  if (device < kMaxDevices) known[device].store(*value);
-  return cudaSuccess;
-}
-
-// The current device's SM count.
-cudaError_t MultiprocessorCount(int64_t* sms) {
-  return OncePerDevice(
-      [](int device, int64_t* value) {
-        int count = 0;
-        const cudaError_t error = cudaDeviceGetAttribute(
-            &count, cudaDevAttrMultiProcessorCount, device);
-        *value = std::max(1, count);
-        return error;
-      },
-      sms);
-}
-
-// Lets kKernel have `bytes` of dynamic shared memory on the current device
-// (beyond the default 48 KiB).
-template <auto kKernel>
-cudaError_t AllowSharedMemory(int bytes) {
-  int64_t done = 0;
-  return OncePerDevice(
-      [bytes](int, int64_t* value) {
-        *value = 1;
-        return cudaFuncSetAttribute(
-            kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-      },
-      &done);
-}
-
-// How many blocks of kKernel (`threads` threads, `shared_bytes` of dynamic
-// shared memory each) fit on the current device at once. It sets a grid's
-// size only, never what a kernel computes.
-template <auto kKernel>
-cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
-  return OncePerDevice(
-      [threads, shared_bytes](int, int64_t* value) {
-        int64_t sms = 0;
-        if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-        int per_sm = 0;
-        const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, kKernel, threads, shared_bytes);
-        *value = std::max<int64_t>(1, sms * per_sm);
-        return error;
-      },
-      blocks);
-}
-
-// Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...) as a
-// programmatic dependent launch: it may be scheduled while the kernel before
-// it in the stream finishes, and waits for it (grid_dependency.cuh) before
-// touching memory. Every kernel of the automatic choice launches this way
-// (the naive, tiled and register-blocked rungs don't). Measured on an H200
-// against plain launches and C zeroed by cudaMemset2DAsync, which cannot
-// overlap (ms, docs/benchmarks.md): 256^3 0.0082 against 0.0107, 512^3 0.0124
-// against 0.0150, 1024^3 0.0558 against 0.0574, 1000x3000x777 0.1464 against
-// 0.1510, 512x300x200 x 5 0.0197 against 0.0225; 4096^3 and 8192^3 0.1%
-// behind (the zeroing kernel). Batches of small products and transposes,
-// against plain launches: 8^3 x 4096 0.0054 against 0.0066, 16^3 x 4096
-// 0.0061 against 0.0072, 32^3 x 4096 0.0180 against 0.0189, 17x31x29 x 4096
-// 0.0175 against 0.0187, 1024 grouped up to 64 0.0286 against 0.0294;
-// transposes 16x16 x 4096 0.0054 against 0.0063, 33x17 x 4096 0.0073 against
-// 0.0086, 4096^2 0.0360 against 0.0366; nothing behind.
-template <typename... Params, typename... Args>
-cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
-                             int threads, int shared_bytes, cudaStream_t stream,
-                             Args... args) {
-  cudaLaunchAttribute overlap = {};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(blocks));
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared_bytes;
-  config.stream = stream;
-  config.attrs = &overlap;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
-}
-
-// kPersistent: no more blocks than the GPU holds at once, each taking problem
-// after problem (one tile each, K unsplit).
-template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
-          bool kPersistent, bool kWholeSteps = false>
-cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
-                            int64_t splits, int64_t k_per_split,
-                            cudaStream_t stream) {
-  constexpr int kGroup = 8;
-  constexpr auto kKernel =
-      SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps,
-                           kPersistent>;
-  int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
-  if (blocks < 0) return cudaErrorInvalidConfiguration;
-  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
-    return error;
-  }
-  if constexpr (kPersistent) {
-    int64_t resident = 0;
-    if (cudaError_t error =
-            ResidentBlocks<kKernel>(S::kThreads, S::kSharedBytes, &resident)) {
-      return error;
-    }
-    blocks = std::min(blocks, resident);
-  }
-  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
-                          p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
-                          p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
-                          splits, k_per_split, p.count);
-}
-
-template <typename S, bool kSplitK, bool kPersistent = false>
-cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
-                            int64_t splits, int64_t k_per_split,
-                            cudaStream_t stream) {
-  constexpr bool kP = kPersistent;
-  auto launch =
-      p.VectorA()
-          ? (p.VectorB() ? LaunchWarpTiled<S, true, true, kSplitK, kP, true>
-                         : LaunchWarpTiled<S, true, false, kSplitK, kP>)
-          : (p.VectorB() ? LaunchWarpTiled<S, false, true, kSplitK, kP>
-                         : LaunchWarpTiled<S, false, false, kSplitK, kP>);
-  return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
 }
 
 // How many parts a single product of `tiles` block tiles splits K into, on a

@@ -1,0 +1,89 @@
+// The warp-tiled kernel's launches (launch.h), in a translation unit of their
+// own so that the kernel alone is built at ptxas -O1 (kernels/CMakeLists.txt):
+// ptxas's default -O3 reorders and renames the FMA loop's registers so that
+// about a fifth of its FFMAs read two registers of one bank (sm_90 SASS of the
+// 64 x 128 split-K loop: 223 of 1024 against 108 at -O1). Measured on an H100
+// (docs/benchmarks.md), -O1 against -O3: 2048^3 92.3% of cuBLAS against
+// 89.4%, 4096^3 95.3% against 92.6%, 8192^3 97.6% against 95.0%, 3072^3 108%
+// against 104%; batches 128^3 x 1024 106% against 104%, 256^3 x 256 107%
+// against 110%, 512^3 x 64 91% against 92%.
+#include <algorithm>
+
+#include "kernels/launch.h"
+#include "kernels/sgemm_warp_tiled.cuh"
+
+namespace matserve::kernels {
+namespace {
+
+template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
+          bool kPersistent, bool kWholeSteps = false>
+cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                         int64_t splits, int64_t k_per_split,
+                         cudaStream_t stream) {
+  constexpr int kGroup = 8;
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps,
+                           kPersistent>;
+  int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
+    return error;
+  }
+  if constexpr (kPersistent) {
+    int64_t resident = 0;
+    if (cudaError_t error =
+            ResidentBlocks<kKernel>(S::kThreads, S::kSharedBytes, &resident)) {
+      return error;
+    }
+    blocks = std::min(blocks, resident);
+  }
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
+                          p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
+                          p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
+                          splits, k_per_split, p.count);
+}
+
+}  // namespace
+
+template <typename S, bool kSplitK, bool kPersistent>
+cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                            int64_t splits, int64_t k_per_split,
+                            cudaStream_t stream) {
+  constexpr bool kP = kPersistent;
+  auto launch =
+      p.VectorA()
+          ? (p.VectorB() ? LaunchKernel<S, true, true, kSplitK, kP, true>
+                         : LaunchKernel<S, true, false, kSplitK, kP>)
+          : (p.VectorB() ? LaunchKernel<S, false, true, kSplitK, kP>
+                         : LaunchKernel<S, false, false, kSplitK, kP>);
+  return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
+}
+
+template cudaError_t LaunchWarpTiled<WarpTiledWide, false>(const Batch&,
+                                                           int64_t, int64_t,
+                                                           int64_t, int64_t,
+                                                           cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledWide, true>(const Batch&, int64_t,
+                                                          int64_t, int64_t,
+                                                          int64_t,
+                                                          cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledTall, false>(const Batch&,
+                                                           int64_t, int64_t,
+                                                           int64_t, int64_t,
+                                                           cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledTall, true>(const Batch&, int64_t,
+                                                          int64_t, int64_t,
+                                                          int64_t,
+                                                          cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledSmall, false>(const Batch&,
+                                                            int64_t, int64_t,
+                                                            int64_t, int64_t,
+                                                            cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledSmall, true>(const Batch&,
+                                                           int64_t, int64_t,
+                                                           int64_t, int64_t,
+                                                           cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledOneTile, false, true>(
+    const Batch&, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
+
+}  // namespace matserve::kernels
