@@ -19,6 +19,23 @@ __device__ inline void CopyAsync4(float* dst, const float* src, bool valid) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared),
                "l"(src), "r"(valid ? 4 : 0));
 }
+// Copies the first `length` (0 to 4) of the 4 floats at global `src` to
+// shared `dst` and zeros the rest of the 4, reading nothing for them (with
+// none, `matrix`, a valid address, is given instead): one 16-byte copy where
+// kVector (src and dst on 16 bytes), else one copy per element.
+template <bool kVector>
+__device__ inline void CopyRunAsync(float* dst, const float* matrix,
+                                    const float* src, int length) {
+  if constexpr (kVector) {
+    CopyAsync16(dst, length > 0 ? src : matrix, 4 * length);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      CopyAsync4(dst + q, q < length ? src + q : matrix, q < length);
+    }
+  }
+}
+
 __device__ inline void CopyAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }

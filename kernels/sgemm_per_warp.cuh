@@ -77,20 +77,6 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const int b_row = lane / 8;
   const int b_col = lane % 8 * 4;
 
-  // Copies the first `length` elements of the run at src into dst and zeros
-  // the rest, reading nothing for them (with none, `matrix` is the address
-  // given).
-  auto copy_run = [](float* dst, const float* matrix, const float* src,
-                     int length) {
-    if constexpr (kVectorized) {
-      CopyAsync16(dst, length > 0 ? src : matrix, 4 * length);
-    } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        CopyAsync4(dst + q, q < length ? src + q : matrix, q < length);
-      }
-    }
-  };
   auto run_length = [](int64_t left) {  // of a run with `left` elements ahead
     return left < 0 ? 0 : left > 4 ? 4 : static_cast<int>(left);
   };
@@ -110,11 +96,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 #pragma unroll
     for (int x = 0; x < S::kRuns; ++x) {
       const int row = a_row + x * kRowsA;
-      copy_run(&a_stage[row * S::kPitchA + a_col], a,
-               a_src + row * k + k0 + a_col, row < m ? a_length : 0);
+      CopyRunAsync<kVectorized>(&a_stage[row * S::kPitchA + a_col], a,
+                                a_src + row * k + k0 + a_col,
+                                row < m ? a_length : 0);
       const int k_row = b_row + x * 4;
-      copy_run(&b_stage[k_row * S::kTile + b_col], b,
-               b_src + (k0 + k_row) * n + b_col, k0 + k_row < k ? b_length : 0);
+      CopyRunAsync<kVectorized>(&b_stage[k_row * S::kTile + b_col], b,
+                                b_src + (k0 + k_row) * n + b_col,
+                                k0 + k_row < k ? b_length : 0);
     }
     if (++copied < steps) return;
     copied = 0;

@@ -85,14 +85,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       const int length = left < 0 ? 0 : left > 4 ? 4 : left;
       const float* src = b + (chunk + kk) * ldb + col;
       float* dst = &staged[kk * S::kPitch + col];
-      if constexpr (kVectorB) {
-        CopyAsync16(dst, length > 0 ? src : b, 4 * length);
-      } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          CopyAsync4(dst + q, q < length ? src + q : b, q < length);
-        }
-      }
+      CopyRunAsync<kVectorB>(dst, b, src, length);
     }
     CopyAsyncCommit();
     float a_part[kLaneK][S::kRowsPerWarp];

@@ -7,7 +7,6 @@
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
@@ -189,20 +188,6 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   };
   const int b_length = run_length(n - block_col - b_col);
 
-  // Copies the first `length` elements at src into dst and zeros the rest
-  // of the run, reading nothing for them (with none, the address given is
-  // the matrix's own).
-  auto copy_run = [](auto vector, float* dst, const float* matrix,
-                     const float* src, int length) {
-    if constexpr (decltype(vector)::value) {
-      CopyAsync16(dst, length > 0 ? src : matrix, 4 * length);
-    } else {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        CopyAsync4(dst + q, q < length ? src + q : matrix, q < length);
-      }
-    }
-  };
   static_assert(!kWholeSteps || (kVectorA && kVectorB),
                 "unchecked copies are 16-byte copies");
   // kWholeSteps: each run of A reads from a_src + a_offset[r] (its row,
@@ -239,16 +224,16 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 #pragma unroll
     for (int r = 0; r < S::kRunsA; ++r) {
       const int row = a_row + r * kRowsA;
-      copy_run(std::bool_constant<kVectorA>(),
-               &a_stage[row * S::kPitchA + a_col], a, a_src + r * kRowsA * lda,
-               block_row + row < m ? a_length : 0);
+      CopyRunAsync<kVectorA>(&a_stage[row * S::kPitchA + a_col], a,
+                             a_src + r * kRowsA * lda,
+                             block_row + row < m ? a_length : 0);
     }
 #pragma unroll
     for (int r = 0; r < S::kRunsB; ++r) {
       const int row = b_row + r * kRowsB;
-      copy_run(std::bool_constant<kVectorB>(),
-               &b_stage[row * S::kBlockN + b_col], b, b_src + r * kRowsB * ldb,
-               k_step + row < k_end ? b_length : 0);
+      CopyRunAsync<kVectorB>(&b_stage[row * S::kBlockN + b_col], b,
+                             b_src + r * kRowsB * ldb,
+                             k_step + row < k_end ? b_length : 0);
     }
     a_src += S::kBlockK;
     b_src += S::kBlockK * ldb;
