@@ -77,17 +77,21 @@ cudaError_t SgemmRegisterBlocked(const Batch& p, cudaStream_t stream) {
 // 118%, 116%, 100%), 1536^3 in 4 (118%; 1: 95%), 2048^3 in 3 (89%; 1: 72%),
 // 4096^3 in 3 (92%; 1: 90%) and 8192^3 in 2 (94%; 1: 92.5%: splits of K over
 // 4096 keep more of the operands in L2).
+constexpr double kFullRounds = 0.95;
+constexpr int64_t kMaxSplitK = 4096;
+
+// How full, on average, the rounds of `blocks` blocks are on a GPU that holds
+// `slots` at once.
+double RoundsFill(int64_t blocks, int64_t slots) {
+  return static_cast<double>(blocks) / (CeilDiv(blocks, slots) * slots);
+}
+
 int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots) {
   constexpr int64_t kMinSplitK = 64;
-  constexpr int64_t kMaxSplitK = 4096;
   constexpr int64_t kMostSplits = 64;
-  constexpr double kFullRounds = 0.95;
   const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
   const int64_t most = std::max(fewest, std::min(k / kMinSplitK, kMostSplits));
-  auto fill = [&](int64_t splits) {
-    const int64_t blocks = tiles * splits;
-    return static_cast<double>(blocks) / (CeilDiv(blocks, slots) * slots);
-  };
+  auto fill = [&](int64_t splits) { return RoundsFill(tiles * splits, slots); };
   int64_t fullest = fewest;
   for (int64_t s = fewest; s <= most; ++s) {
     if (fill(s) >= kFullRounds) return s;
@@ -230,9 +234,61 @@ bool TallPadsLess(const Batch& p) {
   return padded_area(WarpTiledTall()) < padded_area(WarpTiledWide());
 }
 
+template <typename S>
+int64_t Tiles(const Batch& p) {
+  return CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN) * p.count;
+}
+
+// Sets *big to whether p takes 128 x 128 tiles (WarpTiledBig, two blocks per
+// SM) rather than the 64-wide ones: where those tiles fill their rounds
+// (kFullRounds) with K unsplit and no longer than kMaxSplitK, while the 64-wide
+// tiles, unsplit, fill theirs less, and split (a single product), leave each
+// split under kLongSplitK of K. Measured on an H200 (ms, docs/benchmarks.md),
+// 128 x 128 against the 64-wide tiles: 2048^3 0.3653 against 0.3710 (K split
+// 3, 683 a split), 2000^3 0.3648 against 0.3810, 4096x1024x4096 0.7264
+// against 0.7522, 4096x64x4096 0.0625 against 0.0685; batches 512^3 x 64
+// 0.3728 against 0.3910, 256^3 x 256 0.1983 against 0.2089, 128^3 x 1024
+// 0.1125 against 0.1202. Where 128 x 128 tiles would fill their rounds too but
+// the rule keeps the 64-wide ones, those led: 4096^3 (1366 a split) 2.7906
+// against 2.8491, 8192^3 21.81 against 22.02, 3072^3 (unsplit, its rounds 97%
+// full) 1.1893 against 1.2224.
+cudaError_t TakesBigTiles(const Batch& p, bool* big) {
+  constexpr int64_t kLongSplitK = 1024;
+  *big = false;
+  int64_t big_slots = 0, slots = 0;
+  const bool tall = TallPadsLess(p);
+  if (cudaError_t error = WarpTiledSlots<WarpTiledBig>(&big_slots)) {
+    return error;
+  }
+  if (cudaError_t error = tall ? WarpTiledSlots<WarpTiledTall>(&slots)
+                               : WarpTiledSlots<WarpTiledWide>(&slots)) {
+    return error;
+  }
+  const int64_t tiles =
+      tall ? Tiles<WarpTiledTall>(p) : Tiles<WarpTiledWide>(p);
+  if (p.k > kMaxSplitK ||
+      RoundsFill(Tiles<WarpTiledBig>(p), big_slots) < kFullRounds ||
+      RoundsFill(tiles, slots) >= kFullRounds) {
+    return cudaSuccess;
+  }
+  *big = p.count > 1 || p.k / SplitCount(tiles, p.k, slots) < kLongSplitK;
+  return cudaSuccess;
+}
+
+// Calls shaped(S()) with the warp-tiled shape S that p takes, and returns what
+// it returns.
+template <typename Shaped>
+cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
+  bool big = false;
+  if (cudaError_t error = TakesBigTiles(p, &big)) return error;
+  if (big) return shaped(WarpTiledBig());
+  return TallPadsLess(p) ? shaped(WarpTiledTall()) : shaped(WarpTiledWide());
+}
+
 cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {
-  return TallPadsLess(p) ? SgemmWarpTiledAs<WarpTiledTall>(p, stream)
-                         : SgemmWarpTiledAs<WarpTiledWide>(p, stream);
+  return WithWarpTiledShape(p, [&](auto shape) {
+    return SgemmWarpTiledAs<decltype(shape)>(p, stream);
+  });
 }
 
 // Scratch memory for operand copies: a stream-ordered pool on the current
@@ -395,9 +451,9 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinMacsPerCopied = 512;
   if (p.count > 1 || p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t splits = 0;
-  if (cudaError_t error = TallPadsLess(p)
-                              ? WarpTiledSplits<WarpTiledTall>(p, &splits)
-                              : WarpTiledSplits<WarpTiledWide>(p, &splits)) {
+  if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
+        return WarpTiledSplits<decltype(shape)>(p, &splits);
+      })) {
     return error;
   }
   const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();

@@ -175,6 +175,10 @@ using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
+// Products whose 64-wide tiles would fill the GPU's rounds of blocks badly
+// take 128 x 128 tiles of eight 32 x 64 warp tiles where those fill them
+// (TakesBigTiles in kernels.cu): two blocks per SM, 128 registers.
+using WarpTiledBig = WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>;
 
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
 // tiles_n tiles of each problem, K in `splits` parts of k_per_split (a

@@ -83,6 +83,13 @@ template cudaError_t LaunchWarpTiled<WarpTiledSmall, true>(const Batch&,
                                                            int64_t, int64_t,
                                                            int64_t, int64_t,
                                                            cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledBig, false>(const Batch&, int64_t,
+                                                          int64_t, int64_t,
+                                                          int64_t,
+                                                          cudaStream_t);
+template cudaError_t LaunchWarpTiled<WarpTiledBig, true>(const Batch&, int64_t,
+                                                         int64_t, int64_t,
+                                                         int64_t, cudaStream_t);
 template cudaError_t LaunchWarpTiled<WarpTiledOneTile, false, true>(
     const Batch&, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
 

@@ -90,7 +90,7 @@ __device__ inline int64_t Opaque(int64_t value) {
 // copies, it places them freely (sm_90 SASS of the 64 x 128 split-K loop:
 // FFMAs with two same-bank register reads 348 -> 289 of 1024). Measured on an
 // H100 (ms): 2048^3 0.3828 against 0.3872, 4096^3 2.870 against 2.904, 2000^3
-// 0.4052 against 0.4199. The unsplit store, given copies, came out no better.
+// 0.4052 against 0.4199. For the unsplit store, see kUnpinnedStore.
 __device__ inline float Unpinned(float value) {
   asm("mul.rn.f32 %0, %0, 0f3F800000;" : "+f"(value));
   return value;
@@ -307,6 +307,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   };
 
+  // The unsplit 16-byte store takes copies too (Unpinned) where the shape
+  // leaves 128 registers a thread (two 256-thread blocks per SM): given the
+  // accumulators themselves, ptxas -O1 spilled 44 bytes there and laid out
+  // the loop with 59% of its FFMAs reading two registers of one bank, against
+  // no spill and 15% with copies. With 168 registers, copies measured mixed.
+  constexpr bool kUnpinnedStore = S::kThreads * S::kMinBlocksPerSm >= 512;
+
   // Stores (or with kSplitK adds) the lane's block of C into the tile at
   // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart.
   auto store_tile = [&](float* out_c, int64_t rows, int64_t cols,
@@ -326,7 +333,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                                         Unpinned(v[2]), Unpinned(v[3])));
           } else {
             *reinterpret_cast<float4*>(out) =
-                make_float4(v[0], v[1], v[2], v[3]);
+                kUnpinnedStore ? make_float4(Unpinned(v[0]), Unpinned(v[1]),
+                                             Unpinned(v[2]), Unpinned(v[3]))
+                               : make_float4(v[0], v[1], v[2], v[3]);
           }
           continue;
         }

@@ -97,7 +97,8 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // splits, the 9, 15 and 5 columns past their last whole 64 run as a strip, and
 // so do, unpadded, the 4 of 1001x1000x772 (M not a multiple of the strip's 16
 // rows), the 9 of 1000x1000x777 (B's rows not on 16 bytes: 4-byte copies) and
-// the 4 of 1000x999x772 (A's rows not on 16 bytes). Rows of C that start on 16
+// the 4 of 1000x999x772 (A's rows not on 16 bytes). 2048x40x2048 takes 128 x
+// 128 tiles (one round of them on a GPU of 132 SMs). Rows of C that start on 16
 // bytes and rows that don't, and so both kinds of access to C, come with
 // 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
 INSTANTIATE_TEST_SUITE_P(
@@ -122,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(
                                        {1100, 4000, 527},
                                        {1001, 1000, 772},
                                        {1000, 1000, 777},
-                                       {1000, 999, 772}});
+                                       {1000, 999, 772},
+                                       {2048, 40, 2048}});
           return shapes;
         }())),
     [](const auto& info) {
@@ -304,6 +306,17 @@ INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                                            BatchCase{{48, 60, 40}, 1500, 0},
                                            BatchCase{{40, 36, 50}, 700, 0},
                                            BatchCase{{45, 200, 61}, 1100, 1}),
+                         BatchTestName);
+
+// Batches whose 64-wide tiles would fill the GPU's rounds of blocks badly take
+// 128 x 128 tiles where those fill them (on a GPU of 132 SMs, as the lent H100
+// and H200: 260 of its 264 slots): on the unchecked 16-byte path with a K
+// remainder, with 16-byte copies of A only (B's rows 250 long), and
+// element-wise (gaps put every row off 16 bytes).
+INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
+                                           BatchCase{{250, 100, 250}, 65, 0},
+                                           BatchCase{{200, 33, 200}, 65, 1}),
                          BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
