@@ -244,14 +244,15 @@ int64_t Tiles(const Batch& p) {
 // (kFullRounds) with K unsplit and no longer than kMaxSplitK, while the 64-wide
 // tiles, unsplit, fill theirs less, and split (a single product), leave each
 // split under kLongSplitK of K. Measured on an H200 (ms, docs/benchmarks.md),
-// 128 x 128 against the 64-wide tiles: 2048^3 0.3653 against 0.3710 (K split
-// 3, 683 a split), 2000^3 0.3648 against 0.3810, 4096x1024x4096 0.7264
-// against 0.7522, 4096x64x4096 0.0625 against 0.0685; batches 512^3 x 64
-// 0.3728 against 0.3910, 256^3 x 256 0.1983 against 0.2089, 128^3 x 1024
-// 0.1125 against 0.1202. Where 128 x 128 tiles would fill their rounds too but
-// the rule keeps the 64-wide ones, those led: 4096^3 (1366 a split) 2.7906
-// against 2.8491, 8192^3 21.81 against 22.02, 3072^3 (unsplit, its rounds 97%
-// full) 1.1893 against 1.2224.
+// the rule against the 64-wide tiles alone: 2048^3 0.3654 against 0.3708 (K
+// split in 3, 683 a split), 2000^3 0.3639 against 0.3804, 4096x1024x4096
+// 0.7262 against 0.7514, 4096x64x4096 0.0627 against 0.0685; batches 512^3 x
+// 64 0.3731 against 0.3912, 256^3 x 256 0.1985 against 0.2089, 128^3 x 1024
+// 0.1126 against 0.1204; even elsewhere. With 128 x 128 tiles in place
+// of 64 x 128 everywhere, where the rule keeps the 64-wide ones: 4096^3 (1366 a
+// split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81, 3072^3 (unsplit,
+// its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096 0.1076 against
+// 0.0548.
 cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   constexpr int64_t kLongSplitK = 1024;
   *big = false;
