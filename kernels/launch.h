@@ -163,7 +163,8 @@ cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
 // unchecked copies, 0.5-1.2 points ahead of two at 1024^3-8192^3: 4096^3
 // split 3 92.1% against 91.1%); 128 x 64 where those pad C less. (128 x 128
 // tiles of eight warps, at two to four stages, lost 5-11 points at 1024^3 to
-// 4096^3 and 7-26 on batches.)
+// 4096^3 and 7-26 on batches as ptxas -O3 built them; at -O1 they lead where
+// they fill the GPU's rounds of blocks better: WarpTiledBig below.)
 // Batches of problems under 128 on a side take 64 x 64 tiles of two warps, six
 // blocks per SM, as many as their 168 registers allow (the launch bounds say
 // so because the split rules count a GPU's slots from them; 64^3: 112% of

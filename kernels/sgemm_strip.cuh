@@ -28,8 +28,8 @@ struct StripShape {
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kRowsPerWarp = 2;
   static constexpr int kRows = kWarps * kRowsPerWarp;  // of a block
-  // The widest strips' accumulators leave registers for half the chunk (at
-  // three blocks per SM, 256 spilled).
+  // The widest strips' accumulators leave registers for half a chunk: with
+  // 256 K a chunk they spilled at three blocks per SM.
   static constexpr int kChunkK = kRuns == 4 ? 128 : 256;
   static constexpr int kMinBlocksPerSm = 3;  // launch bounds
   // B's chunk is staged as it lies, a row of K in an odd number of 16-byte
