@@ -240,7 +240,7 @@ int64_t Tiles(const Batch& p) {
 }
 
 // Sets *big to whether p takes 128 x 128 tiles (WarpTiledBig, two blocks per
-// SM) rather than the 64-wide ones: where those tiles fill their rounds
+// SM) rather than the 64-wide shape S: where those tiles fill their rounds
 // (kFullRounds) with K unsplit and no longer than kMaxSplitK, while the 64-wide
 // tiles, unsplit, fill theirs less, and split (a single product), leave each
 // split under kLongSplitK of K. Measured on an H200 (ms, docs/benchmarks.md),
@@ -253,20 +253,16 @@ int64_t Tiles(const Batch& p) {
 // split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81, 3072^3 (unsplit,
 // its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096 0.1076 against
 // 0.0548.
+template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   constexpr int64_t kLongSplitK = 1024;
   *big = false;
   int64_t big_slots = 0, slots = 0;
-  const bool tall = TallPadsLess(p);
   if (cudaError_t error = WarpTiledSlots<WarpTiledBig>(&big_slots)) {
     return error;
   }
-  if (cudaError_t error = tall ? WarpTiledSlots<WarpTiledTall>(&slots)
-                               : WarpTiledSlots<WarpTiledWide>(&slots)) {
-    return error;
-  }
-  const int64_t tiles =
-      tall ? Tiles<WarpTiledTall>(p) : Tiles<WarpTiledWide>(p);
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  const int64_t tiles = Tiles<S>(p);
   if (p.k > kMaxSplitK ||
       RoundsFill(Tiles<WarpTiledBig>(p), big_slots) < kFullRounds ||
       RoundsFill(tiles, slots) >= kFullRounds) {
@@ -280,10 +276,15 @@ cudaError_t TakesBigTiles(const Batch& p, bool* big) {
 // it returns.
 template <typename Shaped>
 cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
-  bool big = false;
-  if (cudaError_t error = TakesBigTiles(p, &big)) return error;
-  if (big) return shaped(WarpTiledBig());
-  return TallPadsLess(p) ? shaped(WarpTiledTall()) : shaped(WarpTiledWide());
+  auto unless_big = [&](auto narrow) {
+    bool big = false;
+    if (cudaError_t error = TakesBigTiles<decltype(narrow)>(p, &big)) {
+      return error;
+    }
+    return big ? shaped(WarpTiledBig()) : shaped(narrow);
+  };
+  return TallPadsLess(p) ? unless_big(WarpTiledTall())
+                         : unless_big(WarpTiledWide());
 }
 
 cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {

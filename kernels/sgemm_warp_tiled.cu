@@ -59,38 +59,17 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
 }
 
-template cudaError_t LaunchWarpTiled<WarpTiledWide, false>(const Batch&,
-                                                           int64_t, int64_t,
-                                                           int64_t, int64_t,
-                                                           cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledWide, true>(const Batch&, int64_t,
-                                                          int64_t, int64_t,
-                                                          int64_t,
-                                                          cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledTall, false>(const Batch&,
-                                                           int64_t, int64_t,
-                                                           int64_t, int64_t,
-                                                           cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledTall, true>(const Batch&, int64_t,
-                                                          int64_t, int64_t,
-                                                          int64_t,
-                                                          cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledSmall, false>(const Batch&,
-                                                            int64_t, int64_t,
-                                                            int64_t, int64_t,
-                                                            cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledSmall, true>(const Batch&,
-                                                           int64_t, int64_t,
-                                                           int64_t, int64_t,
-                                                           cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledBig, false>(const Batch&, int64_t,
-                                                          int64_t, int64_t,
-                                                          int64_t,
-                                                          cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledBig, true>(const Batch&, int64_t,
-                                                         int64_t, int64_t,
-                                                         int64_t, cudaStream_t);
-template cudaError_t LaunchWarpTiled<WarpTiledOneTile, false, true>(
-    const Batch&, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
+// The launches kernels.cu makes.
+using LaunchWarpTiledFunction = cudaError_t(const Batch&, int64_t, int64_t,
+                                            int64_t, int64_t, cudaStream_t);
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledWide, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledWide, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTall, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTall, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;
 
 }  // namespace matserve::kernels
