@@ -202,6 +202,17 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
       rest, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
 }
 
+// 128 x 128 tiles run with K whole: TakesBigTiles takes them only where they
+// fill their rounds so, and there the rules above split nothing either.
+template <>
+cudaError_t SgemmWarpTiledAs<WarpTiledBig>(const Batch& p,
+                                           cudaStream_t stream) {
+  using S = WarpTiledBig;
+  return LaunchWarpTiled<S, false>(p, CeilDiv(p.m, S::kBlockM),
+                                   CeilDiv(p.n, S::kBlockN), 1,
+                                   RoundUp(p.k, S::kBlockK), stream);
+}
+
 // Batches of problems under 128 on a side take 64 x 64 tiles. Where each
 // problem is one tile, the blocks stream through the batch (as many as fit on
 // the GPU), each copying its next problem's first K steps while it finishes
@@ -248,11 +259,12 @@ int64_t Tiles(const Batch& p) {
 // split in 3, 683 a split), 2000^3 0.3639 against 0.3804, 4096x1024x4096
 // 0.7262 against 0.7514, 4096x64x4096 0.0627 against 0.0685; batches 512^3 x
 // 64 0.3731 against 0.3912, 256^3 x 256 0.1985 against 0.2089, 128^3 x 1024
-// 0.1126 against 0.1204; even elsewhere. With 128 x 128 tiles in place
-// of 64 x 128 everywhere, where the rule keeps the 64-wide ones: 4096^3 (1366 a
-// split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81, 3072^3 (unsplit,
-// its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096 0.1076 against
-// 0.0548.
+// 0.1126 against 0.1204; even elsewhere (K steps of 16 for both; with the
+// steps each takes now, 2048^3 0.3596 against 0.3661). With 128 x 128 tiles
+// in place of 64 x 128 everywhere, where the rule keeps the 64-wide ones:
+// 4096^3 (1366 a split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81,
+// 3072^3 (unsplit, its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096
+// 0.1076 against 0.0548.
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   constexpr int64_t kLongSplitK = 1024;
@@ -272,16 +284,40 @@ cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   return cudaSuccess;
 }
 
+// Launches of at least kLongStepsRounds rounds of blocks (of the GPU's slots
+// for the shape), each block's part of K (K split as SplitCount says for a
+// single product, whole for a batch) at least kLongStepsK, take K steps of 32
+// (LongSteps). Measured on an H200 against steps of 16 (ms): 4096^3 (15.5
+// rounds, 1366 a split) 2.6641 against 2.7904, 8192^3 (41 rounds, 4096)
+// 20.68 against 21.81, 4095^3 2.7605 against 2.8849, 4096x8192x960 (128 x 64
+// tiles, 4.8 rounds, 2048) 1.3092 against 1.3521. With fewer rounds the steps
+// of 32 gained at most 0.9% and lost up to 9%, most where all blocks start at
+// once: 3072^3 (2.9 rounds, unsplit) 1.1777 against 1.1887, 1536x2048x1536
+// (2.9, 512) 0.2141 against 0.2139; one round: 1024x3072x1024 (1024) 0.1429
+// against 0.1425, 1000x3000x768 beside its strip (750) 0.1312 against
+// 0.1297, 1024x1536x1024 (512) 0.0785 against 0.0764, 1024^3 (342) 0.0551
+// against 0.0540; batches 512^3 x 13 0.0901 against 0.0867, 256^3 x 52
+// 0.0552 against 0.0507.
+constexpr double kLongStepsRounds = 4;
+constexpr int64_t kLongStepsK = 512;
+
 // Calls shaped(S()) with the warp-tiled shape S that p takes, and returns what
 // it returns.
 template <typename Shaped>
 cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
   auto unless_big = [&](auto narrow) {
+    using S = decltype(narrow);
     bool big = false;
-    if (cudaError_t error = TakesBigTiles<decltype(narrow)>(p, &big)) {
-      return error;
+    if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
+    if (big) return shaped(WarpTiledBig());
+    int64_t splits = 1, slots = 0;
+    if (p.count == 1) {
+      if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
     }
-    return big ? shaped(WarpTiledBig()) : shaped(narrow);
+    if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+    const bool long_steps = CeilDiv(p.k, splits) >= kLongStepsK &&
+                            Tiles<S>(p) * splits >= kLongStepsRounds * slots;
+    return long_steps ? shaped(LongSteps<S>()) : shaped(narrow);
   };
   return TallPadsLess(p) ? unless_big(WarpTiledTall())
                          : unless_big(WarpTiledWide());

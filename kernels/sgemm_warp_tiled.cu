@@ -66,10 +66,17 @@ template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledWide, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledWide, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTall, true>;
+template LaunchWarpTiledFunction
+    LaunchWarpTiled<LongSteps<WarpTiledWide>, false>;
+template LaunchWarpTiledFunction
+    LaunchWarpTiled<LongSteps<WarpTiledWide>, true>;
+template LaunchWarpTiledFunction
+    LaunchWarpTiled<LongSteps<WarpTiledTall>, false>;
+template LaunchWarpTiledFunction
+    LaunchWarpTiled<LongSteps<WarpTiledTall>, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
-template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;
 
 }  // namespace matserve::kernels
