@@ -319,12 +319,12 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                                            BatchCase{{200, 33, 200}, 65, 1}),
                          BatchTestName);
 
-// Batches of four rounds of 64-wide blocks and more (1600 one-tile problems on
-// a GPU of 132 SMs) with K from 512 take K steps of 32: 64 x 128 tiles on the
+// Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
+// and 1800 of them) with K from 512 take K steps of 32: 64 x 128 tiles on the
 // 16-byte path, 128 x 64 tiles element-wise with a remainder step.
 INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{64, 512, 128}, 1600, 0},
-                                           BatchCase{{120, 530, 61}, 1600, 1}),
+                         ::testing::Values(BatchCase{{128, 512, 128}, 800, 0},
+                                           BatchCase{{128, 530, 130}, 600, 1}),
                          BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
