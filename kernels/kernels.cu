@@ -259,9 +259,9 @@ int64_t Tiles(const Batch& p) {
 // split in 3, 683 a split), 2000^3 0.3639 against 0.3804, 4096x1024x4096
 // 0.7262 against 0.7514, 4096x64x4096 0.0627 against 0.0685; batches 512^3 x
 // 64 0.3731 against 0.3912, 256^3 x 256 0.1985 against 0.2089, 128^3 x 1024
-// 0.1126 against 0.1204; even elsewhere (K steps of 16 for both; with the
-// steps each takes now, 2048^3 0.3596 against 0.3661). With 128 x 128 tiles
-// in place of 64 x 128 everywhere, where the rule keeps the 64-wide ones:
+// 0.1126 against 0.1204; even elsewhere (K steps of 16 for both; with steps
+// of 32 for both, 2048^3 0.3596 against 0.3661). With 128 x 128 tiles in
+// place of 64 x 128 everywhere, where the rule keeps the 64-wide ones:
 // 4096^3 (1366 a split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81,
 // 3072^3 (unsplit, its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096
 // 0.1076 against 0.0548.
