@@ -177,8 +177,10 @@ using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
-// multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu).
-// The same tiles and blocks per SM, so the same rounds and splits.
+// multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)
+// and for one-tile problems whose K pads no further to them than to steps of
+// 16 (SgemmWarpTiledSmall). The same tiles and blocks per SM, so the same
+// rounds and splits.
 template <typename S>
 using LongSteps = WarpTiledShape<S::kBlockM, S::kBlockN, 32, S::kWarpM,
                                  S::kWarpN, 2, S::kMinBlocksPerSm, S::kFragK>;

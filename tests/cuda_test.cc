@@ -299,8 +299,9 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 
 // One-tile problems (up to 64 x 64) stream through persistent blocks: more
 // problems than an H200 holds blocks (528), so blocks take several, on the
-// unchecked 16-byte path with and without a K remainder (64, 60), with
-// 16-byte copies of A only, and element-wise with a remainder.
+// unchecked 16-byte path with and without a K remainder (64, 60; K steps of
+// 32), with 16-byte copies of A only, and element-wise with a remainder (36,
+// 200; K steps of 16).
 INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{64, 64, 64}, 1200, 0},
                                            BatchCase{{48, 60, 40}, 1500, 0},
