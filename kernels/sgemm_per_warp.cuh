@@ -77,33 +77,63 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const int b_row = lane / 8;
   const int b_col = lane % 8 * 4;
 
-  auto run_length = [](int64_t left) {  // of a run with `left` elements ahead
-    return left < 0 ? 0 : left > 4 ? 4 : static_cast<int>(left);
+  auto run_length = [](int left) {  // of a run with `left` elements ahead
+    return left < 0 ? 0 : left > 4 ? 4 : left;
   };
+  const int rows = static_cast<int>(m), cols = static_cast<int>(n);  // <= 32
 
-  // The copies: step `copied` of problem copy_problem is the next one.
+  // The copies: step `copied` of problem copy_problem is the next one. This
+  // lane's run 0 of that step starts at a_next in A and b_next in B, run x
+  // x * a_run (x * b_run) floats further; k_left of the problem's K remain.
+  const int64_t a_run = int64_t{kRowsA} * k;
+  const int64_t b_run = 4 * n;
+  const int64_t a_lane = a_row * k + a_col;
+  const int64_t b_lane = b_row * n + b_col;
+  const int b_length = run_length(cols - b_col);
+  const bool whole_problems =
+      kVectorized && rows == S::kTile && cols == S::kTile;
   int64_t copy_problem = first;
   int64_t copied = 0;
+  int64_t k_left = 0;
+  const float* a_next = nullptr;
+  const float* b_next = nullptr;
   auto copy_next = [&](int stage) {
     if (copy_problem >= count) return;
+    if (copied == 0) {
+      k_left = k;
+      a_next = a + copy_problem * stride_a + a_lane;
+      b_next = b + copy_problem * stride_b + b_lane;
+    }
     float* const a_stage = ring + stage * S::kStageFloats;
     float* const b_stage = a_stage + S::kFloatsA;
-    const int64_t k0 = copied * S::kBlockK;
-    const float* const a_src = a + copy_problem * stride_a;
-    const float* const b_src = b + copy_problem * stride_b;
-    const int a_length = run_length(k - k0 - a_col);
-    const int b_length = run_length(n - b_col);
+    // Of K, the step's part: at most kBlockK.
+    const int k_step =
+        k_left < S::kBlockK ? static_cast<int>(k_left) : S::kBlockK;
+    if (whole_problems && k_step == S::kBlockK) {  // every run whole
 #pragma unroll
-    for (int x = 0; x < S::kRuns; ++x) {
-      const int row = a_row + x * kRowsA;
-      CopyRunAsync<kVectorized>(&a_stage[row * S::kPitchA + a_col], a,
-                                a_src + row * k + k0 + a_col,
-                                row < m ? a_length : 0);
-      const int k_row = b_row + x * 4;
-      CopyRunAsync<kVectorized>(&b_stage[k_row * S::kTile + b_col], b,
-                                b_src + (k0 + k_row) * n + b_col,
-                                k0 + k_row < k ? b_length : 0);
+      for (int x = 0; x < S::kRuns; ++x) {
+        CopyAsync16(&a_stage[(a_row + x * kRowsA) * S::kPitchA + a_col],
+                    a_next + x * a_run, 16);
+        CopyAsync16(&b_stage[(b_row + x * 4) * S::kTile + b_col],
+                    b_next + x * b_run, 16);
+      }
+    } else {
+      const int a_length = run_length(k_step - a_col);
+#pragma unroll
+      for (int x = 0; x < S::kRuns; ++x) {
+        const int row = a_row + x * kRowsA;
+        CopyRunAsync<kVectorized>(&a_stage[row * S::kPitchA + a_col], a,
+                                  a_next + x * a_run,
+                                  row < rows ? a_length : 0);
+        const int k_row = b_row + x * 4;
+        CopyRunAsync<kVectorized>(&b_stage[k_row * S::kTile + b_col], b,
+                                  b_next + x * b_run,
+                                  k_row < k_step ? b_length : 0);
+      }
     }
+    a_next += S::kBlockK;
+    b_next += S::kBlockK * n;
+    k_left -= S::kBlockK;
     if (++copied < steps) return;
     copied = 0;
     copy_problem += warps;
@@ -150,9 +180,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       if (row >= m) continue;
       float* const out = out_c + row * n + lane_n;
       if constexpr (kVectorized) {
+        // One 16-byte store (evict-first; write-back, .cg and plain stores
+        // measured the same). A float4 assignment compiled to four 4-byte
+        // stores here: 0.0178 ms against 0.0158 at 32^3 x 4096 on an H200.
         if (lane_n < n) {
-          *reinterpret_cast<float4*>(out) =
-              make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+          __stcs(reinterpret_cast<float4*>(out),
+                 make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));
         }
       } else {
 #pragma unroll

@@ -330,10 +330,12 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
 // H200 holds warps (2112), so warps take several, on the 16-byte path with
-// whole K steps and with a remainder and edges (K 52, M 20, N 28), K of one
-// step or seven (M 1), and element-wise with a remainder.
+// whole K steps, whole 32 x 32 problems with a remainder step (K 52), a
+// remainder and edges (K 52, M 20, N 28), K of one step or seven (M 1), and
+// element-wise with a remainder.
 INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 32, 32}, 2500, 0},
+                                           BatchCase{{32, 52, 32}, 2200, 0},
                                            BatchCase{{20, 52, 28}, 2300, 0},
                                            BatchCase{{1, 100, 32}, 3000, 0},
                                            BatchCase{{32, 1, 32}, 2200, 0},
@@ -342,9 +344,11 @@ INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
 
 // Problems of 17 to 32 with K from 128 take the per-warp kernel's deeper
 // ring: more problems than an H200 holds warps of it (1056), with K a whole
-// number of steps, with a remainder, and element-wise.
+// number of steps, whole 32 x 32 problems with a remainder step, a
+// remainder and edges, and element-wise.
 INSTANTIATE_TEST_SUITE_P(PerWarpLongK, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 128, 32}, 1200, 0},
+                                           BatchCase{{32, 200, 32}, 1500, 0},
                                            BatchCase{{28, 200, 32}, 1500, 0},
                                            BatchCase{{25, 129, 31}, 1100, 1}),
                          BatchTestName);
