@@ -607,6 +607,17 @@ using PerWarp = PerWarpShape<16, 2, 2, 8>;
 // mostly padding), at 32^3 x 2048 5% behind. Four to six stages at four to
 // seven warps per SM were even or behind.
 using PerWarpLongK = PerWarpShape<32, 3, 1, 8>;
+// Problems up to 24 on a side whose K pads further to steps of 16 than of 8
+// take K steps of 8 in a ring of four (three in flight). Measured on an H200
+// against the 16-step shape (x 4096, ms): 20^3 0.0113 against 0.0130, 18^3
+// 0.0131 against 0.0152, 24^3 0.0122 against 0.0136, 24x8x24 0.0066 against
+// 0.0078, 24x40x24 0.0166 against 0.0178, 24x72x24 0.0260 against 0.0271,
+// 20x100x20 0.0354 against 0.0361. Where K pads the same they lost (24x64x24
+// 0.0235 against 0.0219, 32^3 0.0184 against 0.0161), and so did problems 32
+// wide except at K 8 (32x24x32 0.0150 against 0.0147, 32x40x32 0.0211
+// against 0.0202, 32x100x32 0.0240 against 0.0223; 32x8x32 0.0084 against
+// 0.0092).
+using PerWarpShortSteps = PerWarpShape<8, 4, 2, 8>;
 
 template <typename S, bool kVectorized>
 cudaError_t LaunchPerWarp(const Batch& p, cudaStream_t stream) {
@@ -632,7 +643,8 @@ cudaError_t SgemmPerWarp(const Batch& p, cudaStream_t stream) {
 }
 
 // Problems up to 32 x 32 take the small-tile kernel (up to 16 x 16) or the
-// per-warp kernel (with K from kLongK, its shape with the deeper ring), each
+// per-warp kernel (with K from kLongK, its shape with the deeper ring; up to
+// kShortStepsSide on a side, its short steps where K pads less to them), each
 // giving a problem's whole K to one warp or a quarter of a block. Batches of
 // under a quarter of a round of 64 x 64 blocks with K from kSplitFromK split K
 // on warp-tiled blocks instead. Measured on an H200 (32 x K x 32, per-warp
@@ -643,6 +655,7 @@ cudaError_t SgemmPerWarp(const Batch& p, cudaStream_t stream) {
 cudaError_t SgemmSmallProblems(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kSplitFromK = 512;
   constexpr int64_t kLongK = 128;
+  constexpr int64_t kShortStepsSide = 24;
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<WarpTiledSmall>(&slots)) return error;
   const bool contiguous_c = p.count == 1 || p.stride_c == p.m * p.ldc;
@@ -652,8 +665,13 @@ cudaError_t SgemmSmallProblems(const Batch& p, cudaStream_t stream) {
   if (std::max(p.m, p.n) <= SmallTile16::kTile) {
     return SgemmSmallTile<SmallTile16>(p, stream);
   }
-  return p.k >= kLongK ? SgemmPerWarp<PerWarpLongK>(p, stream)
-                       : SgemmPerWarp<PerWarp>(p, stream);
+  if (p.k >= kLongK) return SgemmPerWarp<PerWarpLongK>(p, stream);
+  const int64_t short_k = PerWarpShortSteps::kBlockK;
+  if (std::max(p.m, p.n) <= kShortStepsSide &&
+      RoundUp(p.k, short_k) < RoundUp(p.k, PerWarp::kBlockK)) {
+    return SgemmPerWarp<PerWarpShortSteps>(p, stream);
+  }
+  return SgemmPerWarp<PerWarp>(p, stream);
 }
 
 template <int kTile, int kThreads, int kGroup>

@@ -332,14 +332,19 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 // H200 holds warps (2112), so warps take several, on the 16-byte path with
 // whole K steps, whole 32 x 32 problems with a remainder step (K 52), a
 // remainder and edges (K 52, M 20, N 28), K of one step or seven (M 1), and
-// element-wise with a remainder.
+// element-wise with a remainder. Problems up to 24 wide whose K pads less to
+// steps of 8 take those: with a remainder step on the 16-byte path (K 20),
+// of one step (K 8), and element-wise with edges (K 40).
 INSTANTIATE_TEST_SUITE_P(PerWarp, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 32, 32}, 2500, 0},
                                            BatchCase{{32, 52, 32}, 2200, 0},
                                            BatchCase{{20, 52, 28}, 2300, 0},
                                            BatchCase{{1, 100, 32}, 3000, 0},
                                            BatchCase{{32, 1, 32}, 2200, 0},
-                                           BatchCase{{31, 33, 30}, 2200, 1}),
+                                           BatchCase{{31, 33, 30}, 2200, 1},
+                                           BatchCase{{20, 20, 20}, 2300, 0},
+                                           BatchCase{{24, 8, 24}, 2200, 0},
+                                           BatchCase{{23, 40, 21}, 2200, 1}),
                          BatchTestName);
 
 // Problems of 17 to 32 with K from 128 take the per-warp kernel's deeper
