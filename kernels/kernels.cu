@@ -598,6 +598,14 @@ cudaError_t SgemmSmallTile(const Batch& p, cudaStream_t stream) {
 // lost up to 22; K steps of 32 at three stages, eight warps per SM, led only at
 // 32^3 x 16384 (137% against 127%) and lost up to 40 points elsewhere.
 using PerWarp = PerWarpShape<16, 2, 2, 8>;
+// On the 16-byte path, four warps per block and four blocks per SM. Measured
+// on an H200 against the shape above once the kernel stored C in 16 bytes
+// (five rounds, ms): 32^3 x 4096 0.0157 against 0.0159, 32^3 x 16384 0.0567
+// against 0.0571, 32x64x32 x 4096 0.0262 against 0.0265, 28^3 x 4096 0.0144
+// against 0.0147, 32x100x32 x 2048 0.0220 against 0.0224. Element-wise it
+// lost (17x31x29 x 4096 0.0177 against 0.0175, 30x32x30 x 4096 0.0196
+// against 0.0194), so that path keeps two warps per block.
+using PerWarpVector = PerWarpShape<16, 2, 4, 4>;
 // With long K the ring matters more than the warps: K steps of 32, three
 // stages, one warp per block, eight per SM. Measured on an H200 against the
 // shape above (ms): 32 x 512 x 32 x 4096 0.154 against 0.180, 32 x 256 x 32 x
@@ -671,7 +679,8 @@ cudaError_t SgemmSmallProblems(const Batch& p, cudaStream_t stream) {
       RoundUp(p.k, short_k) < RoundUp(p.k, PerWarp::kBlockK)) {
     return SgemmPerWarp<PerWarpShortSteps>(p, stream);
   }
-  return SgemmPerWarp<PerWarp>(p, stream);
+  return p.Vectorized() ? LaunchPerWarp<PerWarpVector, true>(p, stream)
+                        : LaunchPerWarp<PerWarp, false>(p, stream);
 }
 
 template <int kTile, int kThreads, int kGroup>
