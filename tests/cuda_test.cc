@@ -309,6 +309,20 @@ INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                                            BatchCase{{45, 200, 61}, 1100, 1}),
                          BatchTestName);
 
+// One-tile problems whose rows all start on 16 bytes go to the staged kernel
+// (a producer warp's bulk copies, pairs of warps computing): more problems
+// than an H200 has SMs, so blocks take several and their pairs several each;
+// K of several slabs of 64 with a remainder (200), of two whole slabs (128)
+// and of one short slab (4); N of 64 (one copy a slab) and under (a copy per
+// row); M under 32; and problems 4 elements apart beyond their size.
+INSTANTIATE_TEST_SUITE_P(Staged, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{64, 200, 64}, 1000, 0},
+                                           BatchCase{{60, 100, 20}, 900, 0},
+                                           BatchCase{{8, 4, 64}, 600, 0},
+                                           BatchCase{{36, 128, 36}, 800, 4},
+                                           BatchCase{{64, 64, 64}, 300, 4}),
+                         BatchTestName);
+
 // Batches whose 64-wide tiles would fill the GPU's rounds of blocks badly take
 // 128 x 128 tiles where those fill them (on a GPU of 132 SMs, as the lent H100
 // and H200: 260 of its 264 slots): on the unchecked 16-byte path with a K
