@@ -219,18 +219,13 @@ cudaError_t SgemmWarpTiledAs<WarpTiledBig>(const Batch& p,
 
 // The staged kernel's shape: four pairs of consumer warps, each with a ring of
 // three stages (twelve of 16 KiB; thirteen fit). Measured on an H200 against
-// the persistent warp-tiled blocks it replaces on 16 bytes (ms, three rounds):
-// 36^3 x 4096 0.0446 against 0.0615, 44^3 x 4096 0.0506 against 0.0619, 48^3
-// x 8192 0.0989 against 0.1136, 60x64x60 x 4096 0.0694 against 0.0799,
-// 64x1000x64 x 500 0.1046 against 0.1176, 64x200x64 x 2048 0.0964 against
-// 0.1018, 64^3 x 16384 0.2512 against 0.2572; even at 64^3 x 4096 (0.0676
-// against 0.0679), 64x128x64 and 64x32x64; 64^3 x 512 0.0129 against 0.0127.
-// A fragments two K indices wide lost up to 22% (64^3 x 4096 0.0827). Before
-// the producer took the pairs in turn slab by slab, three, five or six pairs
-// (rings of four, two, two) measured 0.0828, 0.0738 and 0.0720 at 64^3 x 4096
-// against 0.0666 for four. One bulk copy per row of A, into padded rows, in
-// place of the tensor copies took 2.8 times as long: the producer issued
-// about one copy per 90 cycles, and the pairs waited on it.
+// the persistent warp-tiled blocks it replaces on 16 bytes (ms, three rounds;
+// docs/benchmarks.md, session 13): 36^3 x 4096 0.0372 against 0.0615, 48^3 x
+// 8192 0.0915 against 0.1136, 60x64x60 x 4096 0.0634 against 0.0799, 64^3 x
+// 4096 0.0631 against 0.0679, 64^3 x 16384 0.2274 against 0.2572, 64x200x64 x
+// 2048 0.0877 against 0.1018, 64x1000x64 x 500 0.0986 against 0.1176. Three,
+// five or six pairs (rings of four, two, two) lost 8-26% at 64^3 x 4096, and
+// so did pairs that feed themselves with no producer warp (52%).
 using Staged = StagedShape<4, 3, 4>;
 
 // Sets *built to whether the staged kernel was built for the current device
