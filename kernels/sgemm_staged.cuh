@@ -17,6 +17,7 @@
 #include "kernels/bulk_copy.cuh"
 #include "kernels/float_vector.cuh"
 #include "kernels/grid_dependency.cuh"
+#include "kernels/outer_product.cuh"
 
 namespace matserve::kernels {
 
@@ -74,16 +75,7 @@ __device__ inline void MultiplyFragment(float (&acc)[8][8], const float* a,
       *reinterpret_cast<float4*>(&b_frag[4 * h]) =
           *reinterpret_cast<const float4*>(&b[(kk + q) * S::kTile + 32 * h]);
     }
-    // Odd rows backwards, so that consecutive FMAs share an operand (as in
-    // the warp-tiled kernel).
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-#pragma unroll
-      for (int y = 0; y < 8; ++y) {
-        const int j = i % 2 ? 7 - y : y;
-        acc[i][j] = fmaf(a_frag[i][q], b_frag[j], acc[i][j]);
-      }
-    }
+    OuterProduct(acc, a_frag, q, b_frag);
   }
 }
 
