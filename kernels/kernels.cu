@@ -317,21 +317,22 @@ cudaError_t SgemmStaged(const Batch& p, cudaStream_t stream, bool* launched) {
 }
 
 // Batches of problems under 128 on a side take 64 x 64 tiles. Where each
-// problem is one tile, the blocks stream through the batch (as many as fit on
-// the GPU), each copying its next problem's first K steps while it finishes
-// one. Measured on an H200 against a block per problem: 64^3 x 4096 122% of
-// cuBLAS's strided batch against 114% (the block per problem took 78 us, its
-// copies alone 58 us and its arithmetic alone 60 us: they overlapped badly);
-// 48^3 x 8192 and 64x200x64 x 2048 within a point either way. Rings of 3-6
-// stages at 3-5 blocks per SM measured within 2 points of each other, and 2
-// stages 2-4 points ahead; 6 blocks per SM lost 10 points. K steps of 32
-// (LongSteps), where K pads no further to them than to steps of 16, measured
-// on an H200 against steps of 16 (ms): 64^3 x 4096 0.0676 against 0.0698,
-// 64x1000x64 x 500 0.1123 against 0.1172; where it pads further they lost
-// (48^3 x 8192 0.1371 against 0.1137, 64x200x64 x 2048 0.1020 against
-// 0.1010), and so did steps of 32 for 64 x 64 tiles of problems over 64
-// (100x1000x100 x 200 0.1843 against 0.1749, 96x512x96 x 1000 0.3994 against
-// 0.3867).
+// problem is one tile, the staged kernel takes the batch if it can (every row
+// on 16 bytes, a batch the driver can describe as tensors); otherwise the
+// blocks stream through the batch (as many as fit on the GPU), each copying
+// its next problem's first K steps while it finishes one. Measured on an H200
+// against a block per problem: 64^3 x 4096 122% of cuBLAS's strided batch
+// against 114% (the block per problem took 78 us, its copies alone 58 us and
+// its arithmetic alone 60 us: they overlapped badly); 48^3 x 8192 and 64x200x64
+// x 2048 within a point either way. Rings of 3-6 stages at 3-5 blocks per SM
+// measured within 2 points of each other, and 2 stages 2-4 points ahead; 6
+// blocks per SM lost 10 points. K steps of 32 (LongSteps), where K pads no
+// further to them than to steps of 16, measured on an H200 against steps of 16
+// (ms): 64^3 x 4096 0.0676 against 0.0698, 64x1000x64 x 500 0.1123 against
+// 0.1172; where it pads further they lost (48^3 x 8192 0.1371 against 0.1137,
+// 64x200x64 x 2048 0.1020 against 0.1010), and so did steps of 32 for 64 x 64
+// tiles of problems over 64 (100x1000x100 x 200 0.1843 against 0.1749,
+// 96x512x96 x 1000 0.3994 against 0.3867).
 cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
   using S = WarpTiledOneTile;
   using Long = LongSteps<S>;

@@ -240,6 +240,20 @@ void ExpectTransposesPacked(const std::vector<Matrix>& inputs,
   ExpectGapsUnwritten(packed, size, stride);
 }
 
+// Fails unless `c` holds as[i] * bs[i] (size_c elements) at i * stride_c for
+// every i.
+void ExpectProductsMatch(const std::vector<float>& c,
+                         const std::vector<Matrix>& as,
+                         const std::vector<Matrix>& bs, uint64_t size_c,
+                         uint64_t stride_c) {
+  for (size_t i = 0; i < as.size(); ++i) {
+    SCOPED_TRACE("product " + std::to_string(i));
+    matserve::testing::ExpectMatchesReference(
+        {c.begin() + i * stride_c, c.begin() + i * stride_c + size_c},
+        ReferenceMultiply(as[i], bs[i]));
+  }
+}
+
 class GpuBatchedSgemm : public GpuTest,
                         public ::testing::WithParamInterface<BatchCase> {};
 
@@ -262,12 +276,7 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
                                               stride_c, count, nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
   const std::vector<float> c = dc.ToHost();
-  for (uint32_t i = 0; i < count; ++i) {
-    SCOPED_TRACE("product " + std::to_string(i));
-    matserve::testing::ExpectMatchesReference(
-        {c.begin() + i * stride_c, c.begin() + i * stride_c + size_c},
-        ReferenceMultiply(as[i], bs[i]));
-  }
+  ExpectProductsMatch(c, as, bs, size_c, stride_c);
   ExpectGapsUnwritten(c, size_c, stride_c);
 }
 
@@ -309,11 +318,12 @@ INSTANTIATE_TEST_SUITE_P(Persistent, GpuBatchedSgemm,
                          BatchTestName);
 
 // One-tile problems whose rows all start on 16 bytes go to the staged kernel
-// (a producer warp's bulk copies, pairs of warps computing): more problems
-// than an H200 has SMs, so blocks take several and their pairs several each;
-// K of several slabs of 64 with a remainder (200), of two whole slabs (128)
-// and of one short slab (4); N of 64 (one copy a slab) and under (a copy per
-// row); M under 32; and problems 4 elements apart beyond their size.
+// (a producer thread's tensor copies, pairs of warps computing): more
+// problems than an H200 has SMs, so blocks take several and their pairs
+// several each; K of several slabs of 32 with a remainder (200, 100), of
+// whole slabs only (128, 64) and of one short slab (4); N of 64 and under
+// (zeros past N); M of 8 (a single row per lane); and problems 4 elements
+// apart beyond their size.
 INSTANTIATE_TEST_SUITE_P(Staged, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{64, 200, 64}, 1000, 0},
                                            BatchCase{{60, 100, 20}, 900, 0},
@@ -340,13 +350,8 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
                                               db.get(), size_b, dc.get(),
                                               size_c, kCount, nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<float> c = dc.ToHost();
-  for (uint32_t i = 0; i < kCount; ++i) {
-    SCOPED_TRACE("product " + std::to_string(i));
-    matserve::testing::ExpectMatchesReference(
-        {c.begin() + i * size_c, c.begin() + (i + 1) * size_c},
-        ReferenceMultiply(a, bs[i]));
-  }
+  ExpectProductsMatch(dc.ToHost(), std::vector<Matrix>(kCount, a), bs, size_c,
+                      size_c);
 }
 
 // Batches whose 64-wide tiles would fill the GPU's rounds of blocks badly take
