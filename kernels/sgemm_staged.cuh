@@ -176,17 +176,18 @@ __global__ void __launch_bounds__(S::kThreads, 1)
       }
       BarrierArrive(&empty[slot]);
     }
-    float* const problem_c =
-        c + (blockIdx.x + int64_t{q} * gridDim.x) * stride_c;
+    // A pointer that walks the lane's rows: the stores indexed from the
+    // problem's start took 360 instructions a problem against 60 (H200, ms:
+    // 64^3 x 4096 0.0584 against 0.0632, 48^3 x 8192 0.0827 against 0.0913).
+    float* out =
+        c + (blockIdx.x + int64_t{q} * gridDim.x) * stride_c + row * n + col;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      if (row + 8 * i >= m) continue;
+    for (int i = 0; i < 8 && row + 8 * i < m; ++i, out += 8 * n) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (col + 32 * h >= n) continue;
         const float* v = &acc[i][4 * h];
-        __stcs(reinterpret_cast<float4*>(
-                   &problem_c[(row + 8 * i) * n + col + 32 * h]),
+        __stcs(reinterpret_cast<float4*>(out + 32 * h),
                make_float4(v[0], v[1], v[2], v[3]));
       }
     }
