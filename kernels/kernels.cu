@@ -130,16 +130,23 @@ cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
 // of that last part split. Measured on an H200 against no split (% of
 // cuBLAS's strided batch): 256^3 x 20, x 52, x 60, x 100: 117/102/94/111%
 // against 112/80/83/99%; 512^3 x 5, x 13, x 25: 108/105/113% against
-// 96/77/106%; 200x1000x300 x 55: 97% against 91%. With more rounds the split
-// gained little or lost (256^3 x 150, x 250, x 256: +2, +2, -3 points;
-// 512^3 x 64: even), and so it did with K under kMinK (128^3 x 400, K split
-// in two: -9) and where the last round was over half full (256^3 x 30,
-// 512^3 x 10, all split: 97% and 110% against 123% and 119%). Splitting
-// every problem of a large batch lost too (128^3 x 1024, 256^3 x 256 and
-// 512^3 x 64: 86%, 94% and 85% against 107%, 109% and 90% unsplit).
+// 96/77/106%; 200x1000x300 x 55: 97% against 91%; with 3 or 4 full rounds
+// (64-wide tiles; ms, docs/benchmarks.md, session 15): 256^3 x 150 0.1227
+// against 0.1376, 256^3 x 200 0.1597 against 0.1737, 512^3 x 40 0.2342
+// against 0.2592, 512^3 x 50 0.2967 against 0.3049, 1024^3 x 10 0.4564
+// against 0.5027, 640^3 x 25 0.2934 against 0.3205, 300^3 x 80 0.1589 against
+// 0.1659; 200x1000x300 x 40, 1024^3 x 13 and 512x256x1024 x 100 even. With
+// more rounds the split gained little or lost (256^3 x 300 0.2317 against
+// 0.2420, 768^3 x 30 0.5857 against 0.5757, 640^3 x 50 0.5617 against 0.5485,
+// 768^3 x 40 0.7645 against 0.7473; 512^3 x 100 and 256^3 x 500 even), and so
+// it did with K under kMinK (128^3 x 400, K split in two: -9 points) and
+// where the last round was over half full (256^3 x 30, 512^3 x 10, all split:
+// 97% and 110% against 123% and 119%; 384^3 x 100 0.2594 against 0.2502).
+// Splitting every problem of a large batch lost too (128^3 x 1024, 256^3 x
+// 256 and 512^3 x 64: 86%, 94% and 85% against 107%, 109% and 90% unsplit).
 int64_t UnsplitProblems(int64_t tiles, int64_t count, int64_t k,
                         int64_t slots) {
-  constexpr int64_t kMostRounds = 2;
+  constexpr int64_t kMostRounds = 4;
   constexpr int64_t kMinK = 256;
   const int64_t full_rounds = tiles * count / slots;
   const int64_t last_round = tiles * count % slots;
@@ -357,12 +364,33 @@ cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
 // (docs/benchmarks.md): 2000x2000x700 went from 98% of cuBLAS to 104%,
 // 1000x1000x300 from 100% to 109%, 500x4000x900 from 85% to 95%, and
 // 1000x3000x777 from 80% to 78%.
+template <typename S>
+int64_t PaddedArea(const Batch& p) {
+  return RoundUp(p.m, S::kBlockM) * RoundUp(p.n, S::kBlockN);
+}
+
 bool TallPadsLess(const Batch& p) {
-  auto padded_area = [&](auto shape) {
-    using S = decltype(shape);
-    return RoundUp(p.m, S::kBlockM) * RoundUp(p.n, S::kBlockN);
-  };
-  return padded_area(WarpTiledTall()) < padded_area(WarpTiledWide());
+  return PaddedArea<WarpTiledTall>(p) < PaddedArea<WarpTiledWide>(p);
+}
+
+// Whether a batch of problems at least 128 on a side takes 64 x 64 tiles
+// (WarpTiledSmall): where its rows allow 16-byte copies and those tiles pad C
+// less than the 64-wide ones. Measured on an H200 against the shapes of
+// WithWarpTiledShape (ms, docs/benchmarks.md, session 15): 136^3 x 1000 0.2670
+// against 0.3548, 192^3 x 500 0.1724 against 0.2288, 300^3 x 300 0.4411
+// against 0.5367, 448^3 x 100 0.3933 against 0.4559, 576^3 x 50 0.4224
+// against 0.4631, 704^3 x 30 0.4492 against 0.4923, 832^3 x 20 0.5127 against
+// 0.5246, 1088^3 x 8 0.4423 against 0.5024; where they pad C 3-5% less,
+// 1984^3 x 3 0.9749 against 1.0350, 1472^3 x 4 even, 1216^3 x 6 0.4919
+// against 0.4873, 2112^3 x 2 0.8434 against 0.8338. Where they pad C as much,
+// they lost (256^3 x 256 0.2085 against 0.1945, 512^3 x 64 0.3767 against
+// 0.3669, 640^3 x 25 0.3001 against 0.2934) or measured even (200^3 x 400,
+// 240^3 x 300, 1000x200x500 x 100), and with element-wise copies too (250^3 x
+// 300: 0.3670 against 0.2945).
+bool SmallTilesPadLess(const Batch& p) {
+  return p.Vectorized() &&
+         PaddedArea<WarpTiledSmall>(p) < std::min(PaddedArea<WarpTiledTall>(p),
+                                                  PaddedArea<WarpTiledWide>(p));
 }
 
 template <typename S>
@@ -1021,7 +1049,9 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
   const int64_t side = std::max(m, n);
   if (side <= PerWarp::kTile) return SgemmSmallProblems(p, stream);
-  if (m < 128 || n < 128) return SgemmWarpTiledSmall(p, stream);
+  if (m < 128 || n < 128 || SmallTilesPadLess(p)) {
+    return SgemmWarpTiledSmall(p, stream);
+  }
   return SgemmWarpTiled(p, stream);
 }
 

@@ -281,9 +281,9 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
 }
 
 // Each size class of the launcher (four problems per block up to 16, a warp
-// per problem up to 32, 64 x 64 tiles below 128, larger warp tiles from there),
-// with batches that leave a block part empty, on both the 16-byte and the
-// element-wise paths.
+// per problem up to 32, 64 x 64 tiles below 128, larger warp tiles from there
+// unless 64 x 64 ones pad C less), with batches that leave a block part empty,
+// on both the 16-byte and the element-wise paths.
 INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{1, 1, 1}, 5, 0},
                                            BatchCase{{16, 16, 16}, 9, 0},
@@ -367,10 +367,20 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
 
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
 // and 1800 of them) with K from 512 take K steps of 32: 64 x 128 tiles on the
-// 16-byte path, 128 x 64 tiles element-wise with a remainder step.
+// 16-byte path (the last 8 of its 800 problems split in K after 792 unsplit),
+// 128 x 64 tiles element-wise with a remainder step.
 INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{128, 512, 128}, 800, 0},
                                            BatchCase{{128, 530, 130}, 600, 1}),
+                         BatchTestName);
+
+// Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
+// take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
+// elements, and 90 of 192 x 192 with K 256, the last 2 split in K after 88
+// unsplit on a GPU of 132 SMs.
+INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
+                                           BatchCase{{192, 256, 192}, 90, 0}),
                          BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
