@@ -90,11 +90,13 @@ double RoundsFill(int64_t blocks, int64_t slots) {
   return static_cast<double>(blocks) / (CeilDiv(blocks, slots) * slots);
 }
 
-int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots) {
-  constexpr int64_t kMinSplitK = 64;
+constexpr int64_t kMinSplitK = 64;
+
+int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots,
+                   int64_t min_split_k = kMinSplitK) {
   constexpr int64_t kMostSplits = 64;
   const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
-  const int64_t most = std::max(fewest, std::min(k / kMinSplitK, kMostSplits));
+  const int64_t most = std::max(fewest, std::min(k / min_split_k, kMostSplits));
   auto fill = [&](int64_t splits) { return RoundsFill(tiles * splits, slots); };
   int64_t fullest = fewest;
   for (int64_t s = fewest; s <= most; ++s) {
@@ -157,6 +159,29 @@ int64_t UnsplitProblems(int64_t tiles, int64_t count, int64_t k,
   return full_rounds * slots / tiles;
 }
 
+constexpr int64_t kMinBatchSplitK = 256;
+
+// Whether every problem of a batch splits K, in parts of at least
+// kMinBatchSplitK, in place of UnsplitProblems' plan, which leaves `unsplit`
+// of them whole: where those whole problems fill their rounds under kPoorFill
+// and such parts fill them better. Measured on an H200 against that plan (ms,
+// docs/benchmarks.md, session 15): 900^3 x 2 0.0998 against 0.1101, 1000^3 x 2
+// 0.1057 against 0.1145, 1024^3 x 2 0.1031 against 0.1069, 800^3 x 3 0.0849
+// against 0.0880, 1536^3 x 2 0.3158 against 0.3537 and x 3 0.4786 against
+// 0.5499 (one and two problems whole before the rest split). Where the whole
+// problems filled their rounds better, splitting all lost: 512^3 x 13 0.1064
+// against 0.0865 and x 25 0.1811 against 0.1553 (12 and 24 whole, 97% full),
+// 768^3 x 9 0.1908 against 0.1823 (all whole, 82% full); and where
+// UnsplitProblems already splits all, parts of at least kMinBatchSplitK lost
+// to its shorter ones at 200x1100x136 x 3 (0.0232 against 0.0186), though not
+// at 512^3 x 5 (0.0422 against 0.0452).
+bool SplitsWholeBatch(int64_t tiles, int64_t count, int64_t unsplit, int64_t k,
+                      int64_t slots) {
+  constexpr double kPoorFill = 0.75;
+  return unsplit > 0 && RoundsFill(tiles * unsplit, slots) < kPoorFill &&
+         SplitCount(tiles * count, k, slots, kMinBatchSplitK) > 1;
+}
+
 // C = 0 for the problems of p, where they lie one after another (rows ldc
 // apart, the padding past n zeroed too).
 cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
@@ -177,13 +202,19 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   // A single product splits as SplitCount says. A batch's problems split
-  // only as UnsplitProblems says, and only where their C follow one another
-  // (the splits add into C zeroed by one kernel, ZeroC).
+  // only as UnsplitProblems and SplitsWholeBatch say, and only where their C
+  // follow one another (the splits add into C zeroed by one kernel, ZeroC).
+  const int64_t tiles = tiles_m * tiles_n;
   int64_t unsplit = p.count;
+  int64_t min_split_k = kMinSplitK;
   if (p.count == 1) {
     unsplit = 0;
   } else if (p.stride_c == p.m * p.ldc) {
-    unsplit = UnsplitProblems(tiles_m * tiles_n, p.count, p.k, slots);
+    unsplit = UnsplitProblems(tiles, p.count, p.k, slots);
+    if (SplitsWholeBatch(tiles, p.count, unsplit, p.k, slots)) {
+      unsplit = 0;
+      min_split_k = kMinBatchSplitK;
+    }
   }
   Batch rest = p;
   rest.count -= unsplit;
@@ -192,7 +223,7 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   rest.c += unsplit * p.stride_c;
   const int64_t splits =
       rest.count == 0 ? 1
-                      : SplitCount(tiles_m * tiles_n * rest.count, p.k, slots);
+                      : SplitCount(tiles * rest.count, p.k, slots, min_split_k);
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
   if (splits == 1) {
     return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);

@@ -300,10 +300,14 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 
 // Batches whose last round of blocks is mostly empty split K: on an H200, all
 // of 5 problems of 512 x 300 x 200 (K split in 4, the last split a
-// remainder), and the last 3 of 52 problems of 256^3 after 49 unsplit.
+// remainder), and the last 3 of 52 problems of 256^3 after 49 unsplit. So do
+// all problems of a batch that fills its one round under three quarters, in
+// parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
+// part shorter).
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
-                                           BatchCase{{256, 256, 256}, 52, 0}),
+                                           BatchCase{{256, 256, 256}, 52, 0},
+                                           BatchCase{{500, 772, 252}, 13, 0}),
                          BatchTestName);
 
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
