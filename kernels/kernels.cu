@@ -444,6 +444,16 @@ int64_t Tiles(const Batch& p) {
 // 4096^3 (1366 a split) 2.8491 against 2.7906, 8192^3 22.02 against 21.81,
 // 3072^3 (unsplit, its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096
 // 0.1076 against 0.0548.
+//
+// A batch also takes them where they number at most one per SM while its
+// 64-wide tiles number more and run unsplit (SgemmWarpTiledAs). Measured on an
+// H200 against the 64-wide tiles (ms, docs/benchmarks.md, session 15): 256^3 x
+// 30 0.0299 against 0.0348, 256^3 x 33 0.0302 against 0.0351, 384^3 x 13
+// 0.0423 against 0.0441, 480^3 x 7 0.0538 against 0.0552, 640^3 x 5 0.0683
+// against 0.0693, 1024x512x1024 x 2 0.0560 against 0.0570, 512^3 x 8 even.
+// Where the 64-wide tiles split K, they led: 384^3 x 10 0.0339 against
+// 0.0421, 512^3 x 6 0.0423 against 0.0556, 896^3 x 2 0.0688 against 0.0919,
+// 256x2048x256 x 30 0.1864 against 0.2008, 768^3 x 3 0.0784 against 0.0799.
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   constexpr int64_t kLongSplitK = 1024;
@@ -454,6 +464,15 @@ cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   }
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   const int64_t tiles = Tiles<S>(p);
+  const int64_t sms = big_slots / WarpTiledBig::kMinBlocksPerSm;
+  if (p.count > 1 && p.k <= kMaxSplitK && Tiles<WarpTiledBig>(p) <= sms &&
+      tiles > sms) {
+    const int64_t problem_tiles = tiles / p.count;
+    *big = p.stride_c != p.m * p.ldc ||
+           (UnsplitProblems(problem_tiles, p.count, p.k, slots) == p.count &&
+            !SplitsWholeBatch(problem_tiles, p.count, p.count, p.k, slots));
+    if (*big) return cudaSuccess;
+  }
   if (p.k > kMaxSplitK ||
       RoundsFill(Tiles<WarpTiledBig>(p), big_slots) < kFullRounds ||
       RoundsFill(tiles, slots) >= kFullRounds) {

@@ -362,11 +362,16 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // 128 x 128 tiles where those fill them (on a GPU of 132 SMs, as the lent H100
 // and H200: 260 of its 264 slots): on the unchecked 16-byte path with a K
 // remainder, with 16-byte copies of A only (B's rows 250 long), and
-// element-wise (gaps put every row off 16 bytes).
+// element-wise (gaps put every row off 16 bytes). So do batches whose 128 x
+// 128 tiles number at most one per SM while their 64-wide ones number more and
+// would run unsplit: 30 of 256^3 on the 16-byte path, and 20 of 380 x 300 x
+// 250 with B's rows off 16 bytes.
 INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
                                            BatchCase{{250, 100, 250}, 65, 0},
-                                           BatchCase{{200, 33, 200}, 65, 1}),
+                                           BatchCase{{200, 33, 200}, 65, 1},
+                                           BatchCase{{256, 256, 256}, 30, 0},
+                                           BatchCase{{380, 300, 250}, 20, 0}),
                          BatchTestName);
 
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
