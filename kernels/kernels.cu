@@ -445,12 +445,13 @@ int64_t Tiles(const Batch& p) {
 // 3072^3 (unsplit, its rounds 97% full) 1.2224 against 1.1893, 64x4096x4096
 // 0.1076 against 0.0548.
 //
-// A batch also takes them where they number at most one per SM while its
-// 64-wide tiles number more and run unsplit (SgemmWarpTiledAs). Measured on an
-// H200 against the 64-wide tiles (ms, docs/benchmarks.md, session 15): 256^3 x
-// 30 0.0299 against 0.0348, 256^3 x 33 0.0302 against 0.0351, 384^3 x 13
-// 0.0423 against 0.0441, 480^3 x 7 0.0538 against 0.0552, 640^3 x 5 0.0683
-// against 0.0693, 1024x512x1024 x 2 0.0560 against 0.0570, 512^3 x 8 even.
+// A batch (K up to kMaxSplitK) also takes them where they number at most one
+// per SM while its 64-wide tiles number more and run unsplit
+// (SgemmWarpTiledAs). Measured on an H200 against the 64-wide tiles (ms,
+// docs/benchmarks.md, session 15): 256^3 x 30 0.0299 against 0.0348, 256^3 x
+// 33 0.0302 against 0.0351, 384^3 x 13 0.0423 against 0.0441, 480^3 x 7
+// 0.0538 against 0.0552, 640^3 x 5 0.0683 against 0.0693, 1024x512x1024 x 2
+// 0.0560 against 0.0570, 512^3 x 8 even.
 // Where the 64-wide tiles split K, they led: 384^3 x 10 0.0339 against
 // 0.0421, 512^3 x 6 0.0423 against 0.0556, 896^3 x 2 0.0688 against 0.0919,
 // 256x2048x256 x 30 0.1864 against 0.2008, 768^3 x 3 0.0784 against 0.0799.
