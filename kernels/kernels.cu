@@ -683,32 +683,57 @@ cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
 // multiply-adds, and where they are at least kMinMacsPerCopied times the
 // elements copied. Where scratch memory can't be had, the product runs
 // unpadded.
+//
+// A batch whose problems lie one after another pads the same way, an operand
+// of all its problems as one matrix (count * m rows of A, count * k of B),
+// from kMinPaddedMacs multiply-adds in all and where they are at least
+// kMinBatchMacsPerCopied times the elements copied. Measured on an H200
+// against no padding (ms, docs/benchmarks.md, session 15): 2047^3 x 2 0.7527
+// against 0.8478, 1023^3 x 3 0.1603 against 0.1811, 1001^3 x 4 0.2162 against
+// 0.2237 (500 multiply-adds per element copied, the fewest of these); with
+// fewer it gained at 777^3 x 10 (0.3363 against 0.3586, 388 per element) but
+// lost at 801x1675x801 x 2 (0.1803 against 0.1743, 400), lost more with fewer
+// still (300x301x300 x 100: 0.2081 against 0.1948, 257^3 x 236 0.4526 against
+// 0.4231, 250^3 x 300 0.3338 against 0.2939) or measured even (511^3 x 30,
+// 333^3 x 108), and so it did with fewer multiply-adds in all (511^3 x 6
+// 0.0647 against 0.0605, 380x300x250 x 20 0.0724 against 0.0420).
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
-  if (p.count > 1 || p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
-  int64_t splits = 0;
-  if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
-        return WarpTiledSplits<decltype(shape)>(p, &splits);
-      })) {
-    return error;
+  constexpr int64_t kMinBatchMacsPerCopied = 450;
+  if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
+  int64_t splits = 1;
+  if (p.count == 1) {
+    if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
+          return WarpTiledSplits<decltype(shape)>(p, &splits);
+        })) {
+      return error;
+    }
   }
-  const bool pad_a = !p.VectorA(), pad_b = !p.VectorB();
+  // A batch's operand pads as one matrix where its problems follow one another.
+  const bool pad_a =
+      !p.VectorA() && (p.count == 1 || p.stride_a == p.m * p.lda);
+  const bool pad_b =
+      !p.VectorB() && (p.count == 1 || p.stride_b == p.k * p.ldb);
   if (!(pad_a || pad_b)) return SgemmWarpTiledStrip(p, splits, stream);
   // Split K adds into C with atomics, four to a run of C where its rows don't
   // start on 16 bytes. Then C is computed in padded rows too (zeroed in the
   // first pad's pass) and copied back (1000x3000x777, K split 11: 0.148 ms
   // against 0.161 ms).
   const bool pad_c = splits > 1 && !p.VectorC();
-  const int64_t copied = (pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0) +
-                         (pad_c ? p.m * p.n : 0);
-  const double macs = static_cast<double>(p.m) * p.n * p.k;
+  const int64_t copied =
+      p.count * ((pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0)) +
+      (pad_c ? p.m * p.n : 0);
+  const double macs = static_cast<double>(p.m) * p.n * p.k * p.count;
+  const int64_t per_copied =
+      p.count == 1 ? kMinMacsPerCopied : kMinBatchMacsPerCopied;
   if (macs < kMinPaddedMacs ||
-      macs < static_cast<double>(kMinMacsPerCopied) * copied) {
+      macs < static_cast<double>(per_copied) * copied) {
     return SgemmWarpTiledStrip(p, splits, stream);
   }
-  const int64_t floats_a = pad_a ? p.m * RoundUp(p.k, 4) : 0;
-  const int64_t floats_b = pad_b ? p.k * RoundUp(p.n, 4) : 0;
+  const int64_t rows_a = p.count * p.m, rows_b = p.count * p.k;
+  const int64_t floats_a = pad_a ? rows_a * RoundUp(p.k, 4) : 0;
+  const int64_t floats_b = pad_b ? rows_b * RoundUp(p.n, 4) : 0;
   const int64_t floats_c = pad_c ? p.m * RoundUp(p.n, 4) : 0;
   cudaMemPool_t pool = nullptr;
   void* scratch = nullptr;
@@ -727,13 +752,15 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   int64_t zero_words = floats_c / 4;
   cudaError_t error = cudaSuccess;
   if (pad_a) {
-    error = PadRows(p.m, p.k, scratch_a, &padded.a, &padded.lda, scratch_c,
+    error = PadRows(rows_a, p.k, scratch_a, &padded.a, &padded.lda, scratch_c,
                     zero_words, stream);
+    padded.stride_a = p.m * padded.lda;
     zero_words = 0;
   }
   if (pad_b && !error) {
-    error = PadRows(p.k, p.n, scratch_b, &padded.b, &padded.ldb, scratch_c,
+    error = PadRows(rows_b, p.n, scratch_b, &padded.b, &padded.ldb, scratch_c,
                     zero_words, stream);
+    padded.stride_b = p.k * padded.ldb;
   }
   if (pad_c) {
     padded.c = scratch_c;

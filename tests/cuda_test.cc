@@ -310,6 +310,12 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{500, 772, 252}, 13, 0}),
                          BatchTestName);
 
+// Large batches whose rows are off 16 bytes copy A and B into padded rows
+// first, each as one matrix of all the problems: 2 of 901 x 1323 x 901.
+INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{901, 1323, 901}, 2, 0}),
+                         BatchTestName);
+
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
 // persistent blocks: more problems than an H200 holds blocks (528), so blocks
 // take several, with 16-byte copies of A only, and element-wise with a
