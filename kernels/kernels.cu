@@ -182,6 +182,21 @@ bool SplitsWholeBatch(int64_t tiles, int64_t count, int64_t unsplit, int64_t k,
          SplitCount(tiles * count, k, slots, kMinBatchSplitK) > 1;
 }
 
+// How many problems of the batch p (`tiles` block tiles each, on a GPU that
+// holds `slots` blocks at once) run with K whole, as UnsplitProblems and
+// SplitsWholeBatch say; the rest split K in parts of at least *min_split_k.
+// All of them where their C don't follow one another, since the splits add
+// into C zeroed by one kernel (ZeroC).
+int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
+                      int64_t* min_split_k) {
+  *min_split_k = kMinSplitK;
+  if (p.stride_c != p.m * p.ldc) return p.count;
+  const int64_t unsplit = UnsplitProblems(tiles, p.count, p.k, slots);
+  if (!SplitsWholeBatch(tiles, p.count, unsplit, p.k, slots)) return unsplit;
+  *min_split_k = kMinBatchSplitK;
+  return 0;
+}
+
 // C = 0 for the problems of p, where they lie one after another (rows ldc
 // apart, the padding past n zeroed too).
 cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
@@ -201,21 +216,11 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
-  // A single product splits as SplitCount says. A batch's problems split
-  // only as UnsplitProblems and SplitsWholeBatch say, and only where their C
-  // follow one another (the splits add into C zeroed by one kernel, ZeroC).
+  // A single product splits as SplitCount says, a batch as WholeProblems.
   const int64_t tiles = tiles_m * tiles_n;
-  int64_t unsplit = p.count;
   int64_t min_split_k = kMinSplitK;
-  if (p.count == 1) {
-    unsplit = 0;
-  } else if (p.stride_c == p.m * p.ldc) {
-    unsplit = UnsplitProblems(tiles, p.count, p.k, slots);
-    if (SplitsWholeBatch(tiles, p.count, unsplit, p.k, slots)) {
-      unsplit = 0;
-      min_split_k = kMinBatchSplitK;
-    }
-  }
+  const int64_t unsplit =
+      p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
   Batch rest = p;
   rest.count -= unsplit;
   rest.a += unsplit * p.stride_a;
@@ -465,13 +470,12 @@ cudaError_t TakesBigTiles(const Batch& p, bool* big) {
   }
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   const int64_t tiles = Tiles<S>(p);
-  const int64_t sms = big_slots / WarpTiledBig::kMinBlocksPerSm;
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   if (p.count > 1 && p.k <= kMaxSplitK && Tiles<WarpTiledBig>(p) <= sms &&
       tiles > sms) {
-    const int64_t problem_tiles = tiles / p.count;
-    *big = p.stride_c != p.m * p.ldc ||
-           (UnsplitProblems(problem_tiles, p.count, p.k, slots) == p.count &&
-            !SplitsWholeBatch(problem_tiles, p.count, p.count, p.k, slots));
+    int64_t min_split_k = 0;
+    *big = WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count;
     if (*big) return cudaSuccess;
   }
   if (p.k > kMaxSplitK ||
