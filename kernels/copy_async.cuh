@@ -36,6 +36,26 @@ __device__ inline void CopyRunAsync(float* dst, const float* matrix,
   }
 }
 
+// A piece of a row that one thread copies: a 16-byte run where kVector, else
+// one element. Element by element, the lanes of a warp take consecutive
+// elements, so that one copy of the warp reads a few sectors and writes
+// shared memory with few bank conflicts.
+template <bool kVector>
+constexpr int kCopyWidth = kVector ? 4 : 1;
+
+// Copies the first `length` (0 to kCopyWidth) of the piece at global `src`
+// to shared `dst` and zeros the rest, reading nothing for them (with none,
+// `matrix`, a valid address, is given instead).
+template <bool kVector>
+__device__ inline void CopyPieceAsync(float* dst, const float* matrix,
+                                      const float* src, int length) {
+  if constexpr (kVector) {
+    CopyRunAsync<true>(dst, matrix, src, length);
+  } else {
+    CopyAsync4(dst, length > 0 ? src : matrix, length > 0);
+  }
+}
+
 __device__ inline void CopyAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }

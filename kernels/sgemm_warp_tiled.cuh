@@ -48,18 +48,12 @@ struct WarpTiledShape {
   static constexpr int kFloatsA = kBlockM * kPitchA;
   static constexpr int kStageFloats = kFloatsA + kBlockK * kBlockN;
   static constexpr int kSharedBytes = kStages * kStageFloats * 4;
-  // 16-byte runs of A and of B that each thread copies per step.
-  static constexpr int kRunsA = kBlockM * kBlockK / 4 / kThreads;
-  static constexpr int kRunsB = kBlockK * kBlockN / 4 / kThreads;
 
   static_assert(kLanesN * kLanesM == 32 && kLanesM * 8 == kWarpM,
                 "32 lanes of 8 x 8 cover the warp tile");
   static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0,
                 "whole warp tiles per block tile");
   static_assert(kPitchA / 4 % 2 == 1, "odd 16-byte units per row of A");
-  static_assert(kRunsA * kThreads * 4 == kBlockM * kBlockK &&
-                    kRunsB * kThreads * 4 == kBlockK * kBlockN,
-                "every thread copies the same number of whole runs");
   static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
   static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
 };
@@ -117,7 +111,8 @@ __device__ inline float Unpinned(float value) {
 // kVectorA: every row of every A starts on 16 bytes, so a run of 4 along K is
 // one 16-byte copy of its elements inside the matrix (or the split), which
 // zero-fills the rest and reads nothing past them. kVectorB: the same along
-// N for B. Otherwise each element is copied on its own, each checked. A run
+// N for B. Otherwise each element is copied on its own, each checked, the
+// lanes of a warp taking consecutive elements of a row (kCopyWidth). A run
 // of 4 of C is stored (or added) as one 16-byte access where it is whole and
 // starts on 16 bytes, else element by element. Out-of-range elements are
 // staged as zero; A's and B's K-edges coincide, so a padding zero only meets
@@ -168,34 +163,57 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       static_cast<int>(k - k_begin < k_per_split ? k : k_begin + k_per_split);
   const int steps = (k_end - k_begin + S::kBlockK - 1) / S::kBlockK;
 
-  // This thread's copies: runs of A at rows a_row + r * kRowsA (r <
-  // kRunsA), columns a_col..+3 of the step; runs of B at rows b_row + r *
-  // kRowsB, columns b_col..+3. The sources advance one step at a time.
+  // This thread's copies: pieces of A at rows a_row + r * kRowsA (r <
+  // kCopiesA) and columns a_col + c * kSpanA (c < kColsA) of the step, each
+  // kWidthA elements (a 16-byte run, or one element); B's likewise. Element by
+  // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
+  // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
+  // 128 x 128 tiles spilled). Measured on an H100 against a run of 4 per lane
+  // copied element by element, which read each sector four times over and
+  // wrote shared memory with bank conflicts (ms, docs/benchmarks.md, session
+  // 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x 100, 16-byte: 0.6003),
+  // 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832 against 0.1007,
+  // 777^3 x 10 0.3333 against 0.3599, 1023^3 0.0725 against 0.0764. The
+  // sources advance one step at a time.
   const int tid = threadIdx.x;
-  constexpr int kRunsPerRowA = S::kBlockK / 4;
-  constexpr int kRunsPerRowB = S::kBlockN / 4;
-  constexpr int kRowsA = S::kThreads / kRunsPerRowA;
-  constexpr int kRowsB = S::kThreads / kRunsPerRowB;
-  static_assert(S::kThreads % kRunsPerRowB == 0, "a run's column is fixed");
-  const int a_row = tid / kRunsPerRowA;
-  const int a_col = tid % kRunsPerRowA * 4;
-  const int b_row = tid / kRunsPerRowB;
-  const int b_col = tid % kRunsPerRowB * 4;
+  constexpr int kWidthA = kCopyWidth<kVectorA>;
+  constexpr int kWidthB = kCopyWidth<kVectorB>;
+  constexpr int kSpanA = kVectorA ? S::kBlockK : 256 / S::kBlockK;
+  constexpr int kSpanB = kVectorB ? S::kBlockN : 32;
+  constexpr int kRowsA = S::kThreads * kWidthA / kSpanA;
+  constexpr int kRowsB = S::kThreads * kWidthB / kSpanB;
+  constexpr int kCopiesA = S::kBlockM / kRowsA;
+  constexpr int kCopiesB = S::kBlockK / kRowsB;
+  constexpr int kColsA = S::kBlockK / kSpanA;
+  constexpr int kColsB = S::kBlockN / kSpanB;
+  static_assert(S::kThreads % (kSpanA / kWidthA) == 0 &&
+                    S::kThreads % (kSpanB / kWidthB) == 0 &&
+                    S::kBlockM % kRowsA == 0 && S::kBlockK % kRowsB == 0 &&
+                    S::kBlockK % kSpanA == 0 && S::kBlockN % kSpanB == 0,
+                "every thread copies whole columns of pieces");
+  const int a_row = tid / (kSpanA / kWidthA);
+  const int a_col = tid % (kSpanA / kWidthA) * kWidthA;
+  const int b_row = tid / (kSpanB / kWidthB);
+  const int b_col = tid % (kSpanB / kWidthB) * kWidthB;
   const float* a_src = a + (block_row + a_row) * lda + k_begin + a_col;
   const float* b_src = b + (k_begin + b_row) * ldb + block_col + b_col;
   int k_step = k_begin;  // the first K index of the next step copied
-  auto run_length = [](int64_t left) {  // of a run with `left` elements ahead
+  auto run_length = [](auto left) {  // of a run with `left` elements ahead
     return left < 0 ? 0 : left > 4 ? 4 : static_cast<int>(left);
   };
-  const int b_length = run_length(n - block_col - b_col);
+  int b_length[kColsB];
+#pragma unroll
+  for (int c = 0; c < kColsB; ++c) {
+    b_length[c] = run_length(n - block_col - b_col - c * kSpanB);
+  }
 
   static_assert(!kWholeSteps || (kVectorA && kVectorB),
                 "unchecked copies are 16-byte copies");
   // kWholeSteps: each run of A reads from a_src + a_offset[r] (its row,
   // clamped), and B's runs from b_whole (its column, clamped).
-  int64_t a_offset[S::kRunsA];
+  int64_t a_offset[kCopiesA];
 #pragma unroll
-  for (int r = 0; r < S::kRunsA; ++r) {
+  for (int r = 0; r < kCopiesA; ++r) {
     const int64_t row = block_row + a_row + r * kRowsA;
     a_offset[r] = ((row < m ? row : m - 1) - block_row - a_row) * lda;
   }
@@ -206,12 +224,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     float* a_stage = shared + stage * S::kStageFloats;
     float* b_stage = a_stage + S::kFloatsA;
 #pragma unroll
-    for (int r = 0; r < S::kRunsA; ++r) {
+    for (int r = 0; r < kCopiesA; ++r) {
       CopyAsync16(&a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col],
                   a_src + a_offset[r], 16);
     }
 #pragma unroll
-    for (int r = 0; r < S::kRunsB; ++r) {
+    for (int r = 0; r < kCopiesB; ++r) {
       CopyAsync16(&b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col],
                   b_whole + r * kRowsB * ldb, 16);
     }
@@ -221,20 +239,32 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   auto copy_checked = [&](int stage) {
     float* a_stage = shared + stage * S::kStageFloats;
     float* b_stage = a_stage + S::kFloatsA;
-    const int a_length = run_length(k_end - k_step - a_col);
+    int a_length[kColsA];
 #pragma unroll
-    for (int r = 0; r < S::kRunsA; ++r) {
-      const int row = a_row + r * kRowsA;
-      CopyRunAsync<kVectorA>(&a_stage[row * S::kPitchA + a_col], a,
-                             a_src + r * kRowsA * lda,
-                             block_row + row < m ? a_length : 0);
+    for (int c = 0; c < kColsA; ++c) {
+      a_length[c] = run_length(k_end - k_step - a_col - c * kSpanA);
     }
 #pragma unroll
-    for (int r = 0; r < S::kRunsB; ++r) {
+    for (int r = 0; r < kCopiesA; ++r) {
+      const int row = a_row + r * kRowsA;
+#pragma unroll
+      for (int c = 0; c < kColsA; ++c) {
+        CopyPieceAsync<kVectorA>(
+            &a_stage[row * S::kPitchA + a_col + c * kSpanA], a,
+            a_src + r * kRowsA * lda + c * kSpanA,
+            block_row + row < m ? a_length[c] : 0);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kCopiesB; ++r) {
       const int row = b_row + r * kRowsB;
-      CopyRunAsync<kVectorB>(&b_stage[row * S::kBlockN + b_col], b,
-                             b_src + r * kRowsB * ldb,
-                             k_step + row < k_end ? b_length : 0);
+#pragma unroll
+      for (int c = 0; c < kColsB; ++c) {
+        CopyPieceAsync<kVectorB>(
+            &b_stage[row * S::kBlockN + b_col + c * kSpanB], b,
+            b_src + r * kRowsB * ldb + c * kSpanB,
+            k_step + row < k_end ? b_length[c] : 0);
+      }
     }
     a_src += S::kBlockK;
     b_src += S::kBlockK * ldb;

@@ -383,10 +383,11 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
 // and 1800 of them) with K from 512 take K steps of 32: 64 x 128 tiles on the
 // 16-byte path (the last 8 of its 800 problems split in K after 792 unsplit),
-// 128 x 64 tiles element-wise with a remainder step.
+// 128 x 64 and 64 x 128 tiles element-wise with a remainder step.
 INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{128, 512, 128}, 800, 0},
-                                           BatchCase{{128, 530, 130}, 600, 1}),
+                                           BatchCase{{128, 530, 130}, 600, 1},
+                                           BatchCase{{130, 530, 128}, 600, 1}),
                          BatchTestName);
 
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
