@@ -409,9 +409,24 @@ bool TallPadsLess(const Batch& p) {
   return PaddedArea<WarpTiledTall>(p) < PaddedArea<WarpTiledWide>(p);
 }
 
-// Whether a batch of problems at least 128 on a side takes 64 x 64 tiles
-// (WarpTiledSmall): where its rows allow 16-byte copies and those tiles pad C
-// less than the 64-wide ones. Measured on an H200 against the shapes of
+template <typename S>
+int64_t Tiles(const Batch& p) {
+  return CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN) * p.count;
+}
+
+// The rounds of blocks that p's tiles of shape S take on the current device.
+template <typename S>
+cudaError_t Rounds(const Batch& p, int64_t* rounds) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  *rounds = CeilDiv(Tiles<S>(p), slots);
+  return cudaSuccess;
+}
+
+// Sets *small to whether a batch of problems at least 128 on a side takes 64 x
+// 64 tiles (WarpTiledSmall) rather than the 64-wide shape S that
+// WithWarpTiledShape would take. Where its rows allow 16-byte copies: where
+// those tiles pad C less. Measured on an H200 against the shapes of
 // WithWarpTiledShape (ms, docs/benchmarks.md, session 15): 136^3 x 1000 0.2670
 // against 0.3548, 192^3 x 500 0.1724 against 0.2288, 300^3 x 300 0.4411
 // against 0.5367, 448^3 x 100 0.3933 against 0.4559, 576^3 x 50 0.4224
@@ -421,17 +436,30 @@ bool TallPadsLess(const Batch& p) {
 // against 0.4873, 2112^3 x 2 0.8434 against 0.8338. Where they pad C as much,
 // they lost (256^3 x 256 0.2085 against 0.1945, 512^3 x 64 0.3767 against
 // 0.3669, 640^3 x 25 0.3001 against 0.2934) or measured even (200^3 x 400,
-// 240^3 x 300, 1000x200x500 x 100), and with element-wise copies too (250^3 x
-// 300: 0.3670 against 0.2945).
-bool SmallTilesPadLess(const Batch& p) {
-  return p.Vectorized() &&
-         PaddedArea<WarpTiledSmall>(p) < std::min(PaddedArea<WarpTiledTall>(p),
-                                                  PaddedArea<WarpTiledWide>(p));
-}
-
+// 240^3 x 300, 1000x200x500 x 100).
+//
+// Element by element: where they take fewer rounds of blocks than S's tiles
+// (a round of either holds as many warp tiles, so it takes about as long),
+// since each of their threads copies a third more elements per multiply-add.
+// Measured on an H100 against S (ms, docs/benchmarks.md, session 16): fewer
+// rounds, 129^3 x 150 0.0637 against 0.0712, 129^3 x 1000 0.3560 against
+// 0.3844, 150x151x150 x 250 0.1056 against 0.1170, 257^3 x 236 0.3837 against
+// 0.4066, 300x301x300 x 60 0.1146 against 0.1242, 400x401x400 x 64 0.2805
+// against 0.3409; as many rounds, 257^3 x 44 0.0965 against 0.0832, 257^3 x 70
+// 0.1394 against 0.1281, 777^3 x 10 0.3473 against 0.3345, 777^3 x 20 0.6546
+// against 0.6428, though 257^3 x 100 0.1830 against 0.1859, 300x301x300 x 100
+// 0.1859 against 0.1932 and 400x401x400 x 40 0.1901 against 0.1930.
 template <typename S>
-int64_t Tiles(const Batch& p) {
-  return CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN) * p.count;
+cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
+  *small = PaddedArea<WarpTiledSmall>(p) < PaddedArea<S>(p);
+  if (!*small || p.Vectorized()) return cudaSuccess;
+  int64_t small_rounds = 0, rounds = 0;
+  if (cudaError_t error = Rounds<WarpTiledSmall>(p, &small_rounds)) {
+    return error;
+  }
+  if (cudaError_t error = Rounds<S>(p, &rounds)) return error;
+  *small = small_rounds < rounds;
+  return cudaSuccess;
 }
 
 // Sets *big to whether p takes 128 x 128 tiles (WarpTiledBig, two blocks per
@@ -1131,10 +1159,14 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
   const int64_t side = std::max(m, n);
   if (side <= PerWarp::kTile) return SgemmSmallProblems(p, stream);
-  if (m < 128 || n < 128 || SmallTilesPadLess(p)) {
-    return SgemmWarpTiledSmall(p, stream);
+  if (m < 128 || n < 128) return SgemmWarpTiledSmall(p, stream);
+  bool small = false;
+  if (cudaError_t error = TallPadsLess(p)
+                              ? TakesSmallTiles<WarpTiledTall>(p, &small)
+                              : TakesSmallTiles<WarpTiledWide>(p, &small)) {
+    return error;
   }
-  return SgemmWarpTiled(p, stream);
+  return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
 }
 
 int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,

@@ -166,7 +166,7 @@ cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
 // 4096^3 and 7-26 on batches as ptxas -O3 built them; at -O1 they lead where
 // they fill the GPU's rounds of blocks better: WarpTiledBig below.)
 // Batches of problems under 128 on a side (and larger ones whose C they pad
-// less, SmallTilesPadLess in kernels.cu) take 64 x 64 tiles of two warps, six
+// less, TakesSmallTiles in kernels.cu) take 64 x 64 tiles of two warps, six
 // blocks per SM, as many as their 168 registers allow (the launch bounds say
 // so because the split rules count a GPU's slots from them; 64^3: 112% of
 // cuBLAS's strided batch against 98% for the small-tile kernel); persistent

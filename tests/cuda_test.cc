@@ -393,10 +393,12 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
 // take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
 // elements, and 90 of 192 x 192 with K 256, the last 2 split in K after 88
-// unsplit on a GPU of 132 SMs.
+// unsplit on a GPU of 132 SMs. Element by element where those tiles take fewer
+// rounds of blocks: 300 of 129 x 131 (4 rounds against 5).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
-                                           BatchCase{{192, 256, 192}, 90, 0}),
+                                           BatchCase{{192, 256, 192}, 90, 0},
+                                           BatchCase{{129, 130, 131}, 300, 1}),
                          BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
