@@ -719,20 +719,22 @@ cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
 // A batch whose problems lie one after another pads the same way, an operand
 // of all its problems as one matrix (count * m rows of A, count * k of B),
 // from kMinPaddedMacs multiply-adds in all and where they are at least
-// kMinBatchMacsPerCopied times the elements copied. Measured on an H200
-// against no padding (ms, docs/benchmarks.md, session 15): 2047^3 x 2 0.7527
-// against 0.8478, 1023^3 x 3 0.1603 against 0.1811, 1001^3 x 4 0.2162 against
-// 0.2237 (500 multiply-adds per element copied, the fewest of these); with
-// fewer it gained at 777^3 x 10 (0.3363 against 0.3586, 388 per element) but
-// lost at 801x1675x801 x 2 (0.1803 against 0.1743, 400), lost more with fewer
-// still (300x301x300 x 100: 0.2081 against 0.1948, 257^3 x 236 0.4526 against
-// 0.4231, 250^3 x 300 0.3338 against 0.2939) or measured even (511^3 x 30,
-// 333^3 x 108), and so it did with fewer multiply-adds in all (511^3 x 6
-// 0.0647 against 0.0605, 380x300x250 x 20 0.0724 against 0.0420).
+// kMinBatchMacsPerCopied times the elements copied. With the element-wise
+// copies of session 16, measured on an H100 against no padding (ms,
+// docs/benchmarks.md): 2047^3 x 2 0.7671 against 0.8277 (1024 multiply-adds
+// per element copied), 1500x1501x1500 x 2 0.3411 against 0.3440 (750); below
+// 1000 it mostly lost: 1200x1201x1200 x 3 0.2926 against 0.2821 (600),
+// 1100x1101x1100 x 2 0.1742 against 0.1702 (550), 1001^3 x 4 0.2209 against
+// 0.2180 (500), 901x1323x901 x 2 0.1653 against 0.1581 (450), though 1023^3 x
+// 3 0.1641 against 0.1706 (512). (With the element-wise copies before, a run
+// of 4 per lane, padding had gained from 450 per element copied; session 15.)
+// With fewer multiply-adds per element copied, or in all, it lost more
+// (session 15, H200: 257^3 x 236 0.4526 against 0.4231, 511^3 x 6 0.0647
+// against 0.0605, 380x300x250 x 20 0.0724 against 0.0420).
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
-  constexpr int64_t kMinBatchMacsPerCopied = 450;
+  constexpr int64_t kMinBatchMacsPerCopied = 1000;
   if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t splits = 1;
   if (p.count == 1) {

@@ -310,10 +310,11 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{500, 772, 252}, 13, 0}),
                          BatchTestName);
 
-// Large batches whose rows are off 16 bytes copy A and B into padded rows
-// first, each as one matrix of all the problems: 2 of 901 x 1323 x 901.
+// Large batches whose rows are off 16 bytes copy them into padded rows first,
+// as one matrix of all the problems, where that is at most one element copied
+// per 1000 multiply-adds: A (K 1023) of 16 problems with N 1024.
 INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{901, 1323, 901}, 2, 0}),
+                         ::testing::Values(BatchCase{{130, 1023, 1024}, 16, 0}),
                          BatchTestName);
 
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
