@@ -115,16 +115,6 @@ cudaError_t WarpTiledSlots(int64_t* slots) {
   return cudaSuccess;
 }
 
-// How many splits of K a single product of shape S takes (SplitCount).
-template <typename S>
-cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
-  int64_t slots = 0;
-  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
-  *splits = SplitCount(CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN), p.k,
-                       slots);
-  return cudaSuccess;
-}
-
 // The problems of a batch (`count` of `tiles` block tiles each) that run
 // with K unsplit, the rest running afterwards split along K (SplitCount over
 // their tiles). Blocks run in rounds of `slots`; where the batch fills at
@@ -197,6 +187,28 @@ int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
   return 0;
 }
 
+// How p runs in tiles of shape S: its first *unsplit problems with K whole,
+// the rest with K in *splits parts (1: none split). A single product splits
+// as SplitCount says, a batch as WholeProblems.
+template <typename S>
+cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  const int64_t tiles = CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN);
+  int64_t min_split_k = kMinSplitK;
+  *unsplit = p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
+  const int64_t rest = p.count - *unsplit;
+  *splits = rest == 0 ? 1 : SplitCount(tiles * rest, p.k, slots, min_split_k);
+  return cudaSuccess;
+}
+
+// How many parts K splits into in tiles of shape S (PlanSplits).
+template <typename S>
+cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
+  int64_t unsplit = 0;
+  return PlanSplits<S>(p, &unsplit, splits);
+}
+
 // C = 0 for the problems of p, where they lie one after another (rows ldc
 // apart, the padding past n zeroed too).
 cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
@@ -214,21 +226,13 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
-  int64_t slots = 0;
-  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
-  // A single product splits as SplitCount says, a batch as WholeProblems.
-  const int64_t tiles = tiles_m * tiles_n;
-  int64_t min_split_k = kMinSplitK;
-  const int64_t unsplit =
-      p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
+  int64_t unsplit = 0, splits = 1;
+  if (cudaError_t error = PlanSplits<S>(p, &unsplit, &splits)) return error;
   Batch rest = p;
   rest.count -= unsplit;
   rest.a += unsplit * p.stride_a;
   rest.b += unsplit * p.stride_b;
   rest.c += unsplit * p.stride_c;
-  const int64_t splits =
-      rest.count == 0 ? 1
-                      : SplitCount(tiles * rest.count, p.k, slots, min_split_k);
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
   if (splits == 1) {
     return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
@@ -735,40 +739,48 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
   constexpr int64_t kMinBatchMacsPerCopied = 1000;
+  constexpr double kMinPaddedCMacs = 1e8;
   if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
-  int64_t splits = 1;
-  if (p.count == 1) {
-    if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
-          return WarpTiledSplits<decltype(shape)>(p, &splits);
-        })) {
-      return error;
-    }
+  int64_t unsplit = 0, splits = 1;
+  if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
+        return PlanSplits<decltype(shape)>(p, &unsplit, &splits);
+      })) {
+    return error;
   }
-  // A batch's operand pads as one matrix where its problems follow one another.
-  const bool pad_a =
-      !p.VectorA() && (p.count == 1 || p.stride_a == p.m * p.lda);
-  const bool pad_b =
-      !p.VectorB() && (p.count == 1 || p.stride_b == p.k * p.ldb);
-  if (!(pad_a || pad_b)) return SgemmWarpTiledStrip(p, splits, stream);
-  // Split K adds into C with atomics, four to a run of C where its rows don't
-  // start on 16 bytes. Then C is computed in padded rows too (zeroed in the
-  // first pad's pass) and copied back (1000x3000x777, K split 11: 0.148 ms
-  // against 0.161 ms).
-  const bool pad_c = splits > 1 && !p.VectorC();
-  const int64_t copied =
-      p.count * ((pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0)) +
-      (pad_c ? p.m * p.n : 0);
   const double macs = static_cast<double>(p.m) * p.n * p.k * p.count;
+  // Split K adds into C with atomics, four to a run of C where its rows don't
+  // start on 16 bytes. Then C is computed in padded rows (zeroed in the first
+  // pad's pass, or on its own) and copied back, all problems of a batch as one
+  // matrix (a batch splits only where its C follow one another), where every
+  // problem splits and from kMinPaddedCMacs multiply-adds. Measured on an H200
+  // beside padded A and B: 1000x3000x777, K split 11, 0.148 ms against 0.161.
+  // On its own, on an H100 (ms, docs/benchmarks.md, session 16): 511^3 0.0173
+  // against 0.0221, 1000x1000x777 0.0543 against 0.0594, 1023^3 0.0686
+  // against 0.0725, 777^3 0.0470 against 0.0479; batches 901x1323x901 x 2
+  // 0.1346 against 0.1581, 511^3 x 6 0.0577 against 0.0621, 1001^3 x 2 0.1265
+  // against 0.1289. Where some problems ran whole, C's passes cost more than
+  // the split saved (511^3 x 30, 24 whole: 0.2422 against 0.2321; 777^3 x 10
+  // 0.3398 against 0.3307), and so they did below kMinPaddedCMacs (333^3
+  // 0.0137 against 0.0130, 129^3 0.0128 against 0.0115).
+  const bool pad_c =
+      splits > 1 && unsplit == 0 && !p.VectorC() && macs >= kMinPaddedCMacs;
+  // A batch's operand pads as one matrix where its problems follow one another.
+  bool pad_a = !p.VectorA() && (p.count == 1 || p.stride_a == p.m * p.lda);
+  bool pad_b = !p.VectorB() && (p.count == 1 || p.stride_b == p.k * p.ldb);
+  const int64_t copied =
+      p.count * ((pad_a ? p.m * p.k : 0) + (pad_b ? p.k * p.n : 0) +
+                 (pad_c ? p.m * p.n : 0));
   const int64_t per_copied =
       p.count == 1 ? kMinMacsPerCopied : kMinBatchMacsPerCopied;
   if (macs < kMinPaddedMacs ||
       macs < static_cast<double>(per_copied) * copied) {
-    return SgemmWarpTiledStrip(p, splits, stream);
+    pad_a = pad_b = false;
   }
+  if (!(pad_a || pad_b || pad_c)) return SgemmWarpTiledStrip(p, splits, stream);
   const int64_t rows_a = p.count * p.m, rows_b = p.count * p.k;
   const int64_t floats_a = pad_a ? rows_a * RoundUp(p.k, 4) : 0;
   const int64_t floats_b = pad_b ? rows_b * RoundUp(p.n, 4) : 0;
-  const int64_t floats_c = pad_c ? p.m * RoundUp(p.n, 4) : 0;
+  const int64_t floats_c = pad_c ? p.count * p.m * RoundUp(p.n, 4) : 0;
   cudaMemPool_t pool = nullptr;
   void* scratch = nullptr;
   if (ScratchPool(&pool) != cudaSuccess ||
@@ -799,11 +811,13 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   if (pad_c) {
     padded.c = scratch_c;
     padded.ldc = RoundUp(p.n, 4);
-    padded.c_zeroed = true;
+    padded.stride_c = p.m * padded.ldc;
+    padded.c_zeroed = pad_a || pad_b;
   }
   if (!error) error = SgemmWarpTiledStrip(padded, splits, stream);
   if (pad_c && !error) {
-    error = UnpadRows(p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
+    error =
+        UnpadRows(p.count * p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
   }
   const cudaError_t freed = cudaFreeAsync(scratch, stream);
   return error ? error : freed;

@@ -303,11 +303,13 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // remainder), and the last 3 of 52 problems of 256^3 after 49 unsplit. So do
 // all problems of a batch that fills its one round under three quarters, in
 // parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
-// part shorter).
+// part shorter). Where C's rows are off 16 bytes, the split adds into C in
+// padded rows: all of 6 problems of 511^3.
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
-                                           BatchCase{{500, 772, 252}, 13, 0}),
+                                           BatchCase{{500, 772, 252}, 13, 0},
+                                           BatchCase{{511, 511, 511}, 6, 0}),
                          BatchTestName);
 
 // Large batches whose rows are off 16 bytes copy them into padded rows first,
