@@ -118,13 +118,16 @@ __device__ inline float Unpinned(float value) {
 // staged as zero; A's and B's K-edges coincide, so a padding zero only meets
 // another padding zero or an output that is never stored.
 //
-// kWholeSteps (with kVectorA and kVectorB): every step but one is whole and
-// copied unchecked. A run of A past row m copies row m - 1 instead, and a run
-// of B past column n the matrix's first columns: their products land only in
-// outputs that are never stored. The one other step, the remainder where the
-// block's part of K is not a whole number of steps, goes first, copied with
-// checks. Without the checks the main loop issues fewer instructions (H200,
-// 4096^3 unsplit: 89% of cuBLAS against 86%).
+// kWholeSteps: every step but one is whole and copied unchecked. The one
+// other step, the remainder where the block's part of K is not a whole number
+// of steps, goes first, copied with checks. Without the checks the main loop
+// issues fewer instructions (H200, 4096^3 unsplit: 89% of cuBLAS against 86%).
+// With kVectorA and kVectorB, a run of A past row m copies row m - 1 instead,
+// and a run of B past column n the matrix's first columns: their products
+// land only in outputs that are never stored. Otherwise (kShiftEdges; the
+// launcher sees that m >= kBlockM and n >= kBlockN) the last tile row and
+// column move inward to end at the matrix's edges, so every piece lies inside
+// it, and store only the outputs that the tiles before them do not.
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK, int kGroup,
           bool kWholeSteps, bool kPersistent>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
@@ -154,8 +157,18 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const int64_t rows_in_group =
       tiles_m - first_row < kGroup ? tiles_m - first_row : kGroup;
   const int64_t in_group = tile % tiles_per_group;
-  const int64_t block_row = (first_row + in_group % rows_in_group) * S::kBlockM;
-  const int64_t block_col = in_group / rows_in_group * S::kBlockN;
+  const int64_t tile_row = (first_row + in_group % rows_in_group) * S::kBlockM;
+  const int64_t tile_col = in_group / rows_in_group * S::kBlockN;
+  constexpr bool kShiftEdges = kWholeSteps && !(kVectorA && kVectorB);
+  static_assert(!(kShiftEdges && kPersistent), "a persistent tile stays put");
+  const int64_t block_row =
+      kShiftEdges && tile_row > m - S::kBlockM ? m - S::kBlockM : tile_row;
+  const int64_t block_col =
+      kShiftEdges && tile_col > n - S::kBlockN ? n - S::kBlockN : tile_col;
+  // The rows and columns the tile moved by, whose outputs the tiles before it
+  // store.
+  const int shift_rows = static_cast<int>(tile_row - block_row);
+  const int shift_cols = static_cast<int>(tile_col - block_col);
 
   // K positions fit in an int (the launcher checks).
   const int k_begin = static_cast<int>(split * k_per_split);
@@ -207,31 +220,41 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     b_length[c] = run_length(n - block_col - b_col - c * kSpanB);
   }
 
-  static_assert(!kWholeSteps || (kVectorA && kVectorB),
-                "unchecked copies are 16-byte copies");
-  // kWholeSteps: each run of A reads from a_src + a_offset[r] (its row,
-  // clamped), and B's runs from b_whole (its column, clamped).
+  // kWholeSteps: the pieces of A's copy row r read from a_src + a_offset[r]
+  // (with 16-byte copies of both, the row clamped), and B's from b_whole (the
+  // column clamped likewise).
   int64_t a_offset[kCopiesA];
 #pragma unroll
   for (int r = 0; r < kCopiesA; ++r) {
     const int64_t row = block_row + a_row + r * kRowsA;
     a_offset[r] = ((row < m ? row : m - 1) - block_row - a_row) * lda;
   }
+  auto a_whole = [&](int r) {
+    return a_src + (kShiftEdges ? r * kRowsA * lda : a_offset[r]);
+  };
   const float* b_whole =
-      b_src - (block_col + b_col < n ? 0 : block_col + b_col);
+      b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
   auto copy_whole = [&](int stage) {
     float* a_stage = shared + stage * S::kStageFloats;
     float* b_stage = a_stage + S::kFloatsA;
 #pragma unroll
     for (int r = 0; r < kCopiesA; ++r) {
-      CopyAsync16(&a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col],
-                  a_src + a_offset[r], 16);
+#pragma unroll
+      for (int c = 0; c < kColsA; ++c) {
+        CopyPieceAsync<kVectorA>(
+            &a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col + c * kSpanA], a,
+            a_whole(r) + c * kSpanA, kWidthA);
+      }
     }
 #pragma unroll
     for (int r = 0; r < kCopiesB; ++r) {
-      CopyAsync16(&b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col],
-                  b_whole + r * kRowsB * ldb, 16);
+#pragma unroll
+      for (int c = 0; c < kColsB; ++c) {
+        CopyPieceAsync<kVectorB>(
+            &b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col + c * kSpanB], b,
+            b_whole + r * kRowsB * ldb + c * kSpanB, kWidthB);
+      }
     }
     a_src += S::kBlockK;
     b_whole += S::kBlockK * ldb;
@@ -334,19 +357,24 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   constexpr bool kUnpinnedStore = S::kThreads * S::kMinBlocksPerSm >= 512;
 
   // Stores (or with kSplitK adds) the lane's block of C into the tile at
-  // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart.
+  // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart,
+  // but for its first shift_rows rows and shift_cols columns.
   auto store_tile = [&](float* out_c, int64_t rows, int64_t cols,
                         int64_t pitch) {
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int64_t row = block_row + lane_row(i);
-      if (row >= rows) continue;
+      if (row >= rows || (kShiftEdges && lane_row(i) < shift_rows)) continue;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
         const float* v = &acc[i][h * 4];
         float* out = &out_c[row * pitch + col];
-        if (col + 4 <= cols && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+        auto stored_before = [&](int j) {
+          return kShiftEdges && warp_col + h * (S::kWarpN / 2) + j < shift_cols;
+        };
+        if (col + 4 <= cols && !stored_before(0) &&
+            reinterpret_cast<uintptr_t>(out) % 16 == 0) {
           if constexpr (kSplitK) {
             AtomicAdd4(out, make_float4(Unpinned(v[0]), Unpinned(v[1]),
                                         Unpinned(v[2]), Unpinned(v[3])));
@@ -360,7 +388,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          if (col + j >= cols) continue;
+          if (col + j >= cols || stored_before(j)) continue;
           if constexpr (kSplitK) {
             atomicAdd(out + j, v[j]);
           } else {

@@ -312,6 +312,20 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{511, 511, 511}, 6, 0}),
                          BatchTestName);
 
+// Element by element, K steps run unchecked where a problem is at least a
+// block tile on each side: the last tile row and column move inward to end at
+// the matrix's edges and store only what the tiles before them do not. Moved
+// by 63 rows and 127 columns (257^3 x 3, K split, adding into C element by
+// element), A and B element-wise, only A (B's tiles moved by 4 columns, C's
+// 16-byte runs whole) or only B, and problems exactly a tile wide.
+INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{257, 257, 257}, 3, 1},
+                                           BatchCase{{200, 131, 130}, 40, 0},
+                                           BatchCase{{129, 129, 132}, 30, 0},
+                                           BatchCase{{130, 132, 131}, 30, 1},
+                                           BatchCase{{64, 129, 128}, 50, 1}),
+                         BatchTestName);
+
 // Large batches whose rows are off 16 bytes copy them into padded rows first,
 // as one matrix of all the problems, where that is at most one element copied
 // per 1000 multiply-adds: A (K 1023) of 16 problems with N 1024.
