@@ -717,28 +717,32 @@ cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
 // 81%; it cost 1023^3 7 points and 767^3 9 (the copies' launches and passes
 // weigh more there). So it pads from kMinPaddedMacs
 // multiply-adds, and where they are at least kMinMacsPerCopied times the
-// elements copied. Where scratch memory can't be had, the product runs
-// unpadded.
+// elements copied. Against the unchecked element-wise steps of session 17
+// (H100, ms, docs/benchmarks.md) it still led at 4097^3 (2.956 against
+// 3.146), 3001x3001x2945 (1.193 against 1.248) and 2049^3 (0.4310 against
+// 0.4446), and lost at 1539x1537x1541 (0.2207 against 0.2034), 3073^3 (1.359
+// against 1.327) and 2000x2001x2000 (0.3757 against 0.3697): no rule from
+// those, so the threshold stands. Where scratch memory can't be had, the
+// product runs unpadded.
 //
 // A batch whose problems lie one after another pads the same way, an operand
 // of all its problems as one matrix (count * m rows of A, count * k of B),
 // from kMinPaddedMacs multiply-adds in all and where they are at least
-// kMinBatchMacsPerCopied times the elements copied. With the element-wise
-// copies of session 16, measured on an H100 against no padding (ms,
-// docs/benchmarks.md): 2047^3 x 2 0.7671 against 0.8277 (1024 multiply-adds
-// per element copied), 1500x1501x1500 x 2 0.3411 against 0.3440 (750); below
-// 1000 it mostly lost: 1200x1201x1200 x 3 0.2926 against 0.2821 (600),
-// 1100x1101x1100 x 2 0.1742 against 0.1702 (550), 1001^3 x 4 0.2209 against
-// 0.2180 (500), 901x1323x901 x 2 0.1653 against 0.1581 (450), though 1023^3 x
-// 3 0.1641 against 0.1706 (512). (With the element-wise copies before, a run
-// of 4 per lane, padding had gained from 450 per element copied; session 15.)
-// With fewer multiply-adds per element copied, or in all, it lost more
-// (session 15, H200: 257^3 x 236 0.4526 against 0.4231, 511^3 x 6 0.0647
+// kMinBatchMacsPerCopied times the elements copied. Against the unchecked
+// element-wise steps of session 17, measured on an H100 against no padding
+// (ms, docs/benchmarks.md): 4097^3 x 2 6.156 against 6.294 (2048 multiply-adds
+// per element copied), 3001^3 x 2 2.513 against 2.526 (1500), 1200x1201x4000
+// x 2 0.5601 against 0.5595 (4000, A alone); below 1500 it lost: 2049x4097x2049
+// x 2 1.8373 against 1.7007 (1024), 2049^3 x 2 0.9292 against 0.8650 (1024),
+// 1200x1201x1200 x 4 0.3619 against 0.3352 (1200, A alone). (Against the
+// checked element-wise steps before, padding had gained from 1000 per element
+// copied, and against a run of 4 per lane from 450; sessions 15 and 16.) With
+// fewer multiply-adds in all it lost more (session 15, H200: 511^3 x 6 0.0647
 // against 0.0605, 380x300x250 x 20 0.0724 against 0.0420).
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
-  constexpr int64_t kMinBatchMacsPerCopied = 1000;
+  constexpr int64_t kMinBatchMacsPerCopied = 1500;
   constexpr double kMinPaddedCMacs = 1e8;
   if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t unsplit = 0, splits = 1;

@@ -328,9 +328,9 @@ INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
 
 // Large batches whose rows are off 16 bytes copy them into padded rows first,
 // as one matrix of all the problems, where that is at most one element copied
-// per 1000 multiply-adds: A (K 1023) of 16 problems with N 1024.
+// per 1500 multiply-adds: A (K 1023) of 8 problems with N 2048.
 INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{130, 1023, 1024}, 16, 0}),
+                         ::testing::Values(BatchCase{{130, 1023, 2048}, 8, 0}),
                          BatchTestName);
 
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
