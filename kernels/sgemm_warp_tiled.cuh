@@ -112,11 +112,11 @@ __device__ inline float Unpinned(float value) {
 // one 16-byte copy of its elements inside the matrix (or the split), which
 // zero-fills the rest and reads nothing past them. kVectorB: the same along
 // N for B. Otherwise each element is copied on its own, the lanes of a warp
-// taking consecutive elements of a row (kCopyWidth). A run
-// of 4 of C is stored (or added) as one 16-byte access where it is whole and
-// starts on 16 bytes, else element by element. Out-of-range elements are
-// staged as zero; A's and B's K-edges coincide, so a padding zero only meets
-// another padding zero or an output that is never stored.
+// taking consecutive elements of a row (kCopyWidth). A run of 4 of C is
+// stored (or added) as one 16-byte access where it is whole and starts on 16
+// bytes, else element by element. Out-of-range elements are staged as zero;
+// A's and B's K-edges coincide, so a padding zero only meets another padding
+// zero or an output that is never stored.
 //
 // kWholeSteps: every step but one is whole and copied unchecked. The one
 // other step, the remainder where the block's part of K is not a whole number
