@@ -55,17 +55,9 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
         p, tiles_m, tiles_n, splits, k_per_split, stream);
   }
   // Unchecked steps element by element need the edge tiles to fit inside
-  // the matrix (kShiftEdges in sgemm_warp_tiled.cuh). A last tile column moved
-  // by other than a multiple of 4 stores into C element by element; where K
-  // splits and C's rows start on 16 bytes, each of its 16-byte atomics turns
-  // into four, so such tiles are taken only where they add at most a quarter
-  // of their columns so. Measured on an H100 (ms, docs/benchmarks.md, session
-  // 17): 511^3 0.0216 against 0.0172 (127 of 128 columns so), but 777^3
-  // 0.0412 against 0.0472 (9 of 128).
-  const bool many_single_adds = kSplitK && p.VectorC() && p.n % 4 != 0 &&
-                                p.n % S::kBlockN > S::kBlockN / 4;
+  // the matrix (kShiftEdges in sgemm_warp_tiled.cuh).
   if constexpr (!kPersistent) {
-    if (p.m >= S::kBlockM && p.n >= S::kBlockN && !many_single_adds) {
+    if (p.m >= S::kBlockM && p.n >= S::kBlockN) {
       auto launch =
           p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, false, true>
           : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, false, true>

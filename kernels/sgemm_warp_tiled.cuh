@@ -408,6 +408,51 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   };
 
+  // kSplitK, in a tile column moved by other than a multiple of 4 (its
+  // stored columns start on 16 bytes, but its lanes' runs of 4 don't): adds
+  // the tile's block of C through shared memory, realigned, so that whole runs
+  // of 4 add as one 16-byte atomic rather than four. The caller checks that
+  // C's rows start on 16 bytes. With rows kPitchC (1 mod 32) apart, a warp
+  // reads 4 rows x 8 runs at once from 32 different banks, and writes its
+  // lanes' elements j (64-wide warp tiles: 4 rows x 8 lanes) likewise. This
+  // lets split K on C's 16-byte rows (C padded alone) move its tiles too.
+  // Measured on an H100 against checked steps there (ms, docs/benchmarks.md,
+  // session 18): 1023^3 0.0631 against 0.0685, 701^3 0.0298 against 0.0328,
+  // 1001^3 x 2 0.1152 against 0.1265, 511^3 x 6 0.0545 against 0.0575; it
+  // lost where K's parts are 5 steps and the tile adds 127 columns so (511^3
+  // 0.0188 against 0.0171, 767^3 0.0391 against 0.0380). Against four
+  // atomics a run (moved 9 columns): 777^3 0.0415 against 0.0411.
+  auto add_realigned = [&] {
+    constexpr int kPitchC = S::kBlockN + 1;
+    constexpr int kRuns = S::kBlockN / 4;  // in a row of the tile
+    static_assert(
+        S::kBlockM * kPitchC <= S::kStages * S::kStageFloats && kRuns % 8 == 0,
+        "the stages hold a tile of C, read 4 rows x 8 runs a warp");
+    __syncthreads();  // every warp has computed its last step
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        shared[lane_row(i) * kPitchC + warp_col + j % 4 +
+               j / 4 * (S::kWarpN / 2)] = acc[i][j];
+      }
+    }
+    __syncthreads();
+    const int width = S::kBlockN - shift_cols;
+    for (int e = tid; e < S::kBlockM * kRuns; e += S::kThreads) {
+      const int row = e / 32 / (kRuns / 8) * 4 + e % 32 / 8;
+      const int col = (e / 32 % (kRuns / 8) * 8 + e % 8) * 4;
+      if (row < shift_rows || col >= width) continue;
+      const float* v = &shared[row * kPitchC + shift_cols + col];
+      float* out = &c[(block_row + row) * ldc + tile_col + col];
+      if (col + 4 <= width) {
+        AtomicAdd4(out, make_float4(v[0], v[1], v[2], v[3]));
+      } else {
+        for (int j = 0; j < width - col; ++j) atomicAdd(out + j, v[j]);
+      }
+    }
+  };
+
   if constexpr (kPersistent) {
     // The copies run up to kStages - 1 steps ahead of the computation, into
     // the next problem: problem copy_problem, `copied` of its steps so far.
@@ -477,7 +522,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       CopyAsyncCommit();
       compute_step(s % S::kStages);
     }
-    store_tile(c, m, n, ldc);
+    if (kSplitK && kShiftEdges && shift_cols % 4 != 0 && ldc % 4 == 0 &&
+        reinterpret_cast<uintptr_t>(c + tile_col) % 16 == 0) {
+      add_realigned();
+    } else {
+      store_tile(c, m, n, ldc);
+    }
   }
 }
 

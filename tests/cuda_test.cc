@@ -304,7 +304,8 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // all problems of a batch that fills its one round under three quarters, in
 // parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
 // part shorter). Where C's rows are off 16 bytes, the split adds into C in
-// padded rows: all of 6 problems of 511^3.
+// padded rows: all of 6 problems of 511^3, whose tiles move by a row and a
+// column and add realigned through shared memory.
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
