@@ -8,6 +8,7 @@
 // against 104%; batches 128^3 x 1024 106% against 104%, 256^3 x 256 107%
 // against 110%, 512^3 x 64 91% against 92%.
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/launch.h"
 #include "kernels/sgemm_warp_tiled.cuh"
@@ -54,21 +55,21 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     return LaunchKernel<S, true, true, kSplitK, kP, true>(
         p, tiles_m, tiles_n, splits, k_per_split, stream);
   }
+  // With an operand element by element, in unchecked steps or not.
+  auto launch = [&](auto whole_steps) {
+    constexpr bool kWhole = decltype(whole_steps)::value;
+    auto kernel =
+        p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, kP, kWhole>
+        : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, kP, kWhole>
+                      : LaunchKernel<S, false, false, kSplitK, kP, kWhole>;
+    return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
+  };
   // Unchecked steps element by element need the edge tiles to fit inside
   // the matrix (kShiftEdges in sgemm_warp_tiled.cuh).
   if constexpr (!kPersistent) {
-    if (p.m >= S::kBlockM && p.n >= S::kBlockN) {
-      auto launch =
-          p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, false, true>
-          : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, false, true>
-                        : LaunchKernel<S, false, false, kSplitK, false, true>;
-      return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
-    }
+    if (p.m >= S::kBlockM && p.n >= S::kBlockN) return launch(std::true_type{});
   }
-  auto launch = p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, kP>
-                : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, kP>
-                              : LaunchKernel<S, false, false, kSplitK, kP>;
-  return launch(p, tiles_m, tiles_n, splits, k_per_split, stream);
+  return launch(std::false_type{});
 }
 
 // The launches kernels.cu makes.
