@@ -189,9 +189,19 @@ int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
 
 // How p runs in tiles of shape S: its first *unsplit problems with K whole,
 // the rest with K in *splits parts (1: none split). A single product splits
-// as SplitCount says, a batch as WholeProblems.
+// as SplitCount says, a batch as WholeProblems, and the shapes that keep K
+// whole (kWholeK) not at all. (Planned like the others, batches whose 128 x
+// 128 tiles filled under half a round split, though their kernel ran K whole,
+// and so padded C for nothing where its rows don't start on 16 bytes:
+// 380x300x250 x 20 0.0566 ms against 0.0412, H100, docs/benchmarks.md,
+// session 19.)
 template <typename S>
 cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
+  if constexpr (kWholeK<S>) {
+    *unsplit = p.count;
+    *splits = 1;
+    return cudaSuccess;
+  }
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   const int64_t tiles = CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN);
@@ -254,14 +264,22 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
 }
 
 // 128 x 128 tiles run with K whole: TakesBigTiles takes them only where they
-// fill their rounds so, and there the rules above split nothing either.
-template <>
-cudaError_t SgemmWarpTiledAs<WarpTiledBig>(const Batch& p,
-                                           cudaStream_t stream) {
-  using S = WarpTiledBig;
+// fill their rounds so (or fit one to an SM), and PlanSplits splits nothing.
+template <typename S>
+cudaError_t SgemmWholeK(const Batch& p, cudaStream_t stream) {
   return LaunchWarpTiled<S, false>(p, CeilDiv(p.m, S::kBlockM),
                                    CeilDiv(p.n, S::kBlockN), 1,
                                    RoundUp(p.k, S::kBlockK), stream);
+}
+template <>
+cudaError_t SgemmWarpTiledAs<WarpTiledBig>(const Batch& p,
+                                           cudaStream_t stream) {
+  return SgemmWholeK<WarpTiledBig>(p, stream);
+}
+template <>
+cudaError_t SgemmWarpTiledAs<WarpTiledBigAlone>(const Batch& p,
+                                                cudaStream_t stream) {
+  return SgemmWholeK<WarpTiledBigAlone>(p, stream);
 }
 
 // The staged kernel's shape: four pairs of consumer warps, each with a ring of
@@ -466,11 +484,16 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
   return cudaSuccess;
 }
 
-// Sets *big to whether p takes 128 x 128 tiles (WarpTiledBig, two blocks per
-// SM) rather than the 64-wide shape S: where those tiles fill their rounds
-// (kFullRounds) with K unsplit and no longer than kMaxSplitK, while the 64-wide
-// tiles, unsplit, fill theirs less, and split (a single product), leave each
-// split under kLongSplitK of K. Measured on an H200 (ms, docs/benchmarks.md),
+// Which 128 x 128 tiles a product takes in place of 64-wide ones.
+enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
+
+// Sets *big to the 128 x 128 tiles p takes rather than the 64-wide shape S, if
+// any: where those tiles fill their rounds (kFullRounds) with K unsplit and no
+// longer than kMaxSplitK, while the 64-wide tiles, unsplit, fill theirs less,
+// and split (a single product), leave each split under kLongSplitK of K.
+// Where they number at most one per SM they run one block to an SM
+// (WarpTiledBigAlone), and fill rounds of one to an SM; else two
+// (WarpTiledBig). Measured on an H200 (ms, docs/benchmarks.md),
 // the rule against the 64-wide tiles alone: 2048^3 0.3654 against 0.3708 (K
 // split in 3, 683 a split), 2000^3 0.3639 against 0.3804, 4096x1024x4096
 // 0.7262 against 0.7514, 4096x64x4096 0.0627 against 0.0685; batches 512^3 x
@@ -492,30 +515,47 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
 // Where the 64-wide tiles split K, they led: 384^3 x 10 0.0339 against
 // 0.0421, 512^3 x 6 0.0423 against 0.0556, 896^3 x 2 0.0688 against 0.0919,
 // 256x2048x256 x 30 0.1864 against 0.2008, 768^3 x 3 0.0784 against 0.0799.
+//
+// One block to an SM there, against two, on an H100 (ms, docs/benchmarks.md,
+// session 19): 256^3 x 30 0.0294 against 0.0305, 384^3 x 13 0.0410 against
+// 0.0428, 480^3 x 7 0.0510 against 0.0537, 640^3 x 5 0.0653 against 0.0688,
+// 512^3 x 8 0.0538 against 0.0565, 380x300x250 x 20 0.0397 against 0.0412;
+// 257^3 x 13 even. Where one round of them one to an SM is full and the
+// 64-wide tiles would split K, against those: 1024^3 x 2 0.0988 against
+// 0.1035, 1024x1024x2048 0.0988 against 0.1025, 2048x1024x1024 0.0988 against
+// 0.1026, 1000x1000x2000 0.1050 against 0.1212; 1000^3 x 2 even; 1001^3 x 2
+// (element by element) 0.1171 against 0.1156.
 template <typename S>
-cudaError_t TakesBigTiles(const Batch& p, bool* big) {
+cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
   constexpr int64_t kLongSplitK = 1024;
-  *big = false;
+  *big = BigTiles::kNone;
   int64_t big_slots = 0, slots = 0;
   if (cudaError_t error = WarpTiledSlots<WarpTiledBig>(&big_slots)) {
     return error;
   }
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   const int64_t tiles = Tiles<S>(p);
+  const int64_t big_tiles = Tiles<WarpTiledBig>(p);
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  if (p.count > 1 && p.k <= kMaxSplitK && Tiles<WarpTiledBig>(p) <= sms &&
-      tiles > sms) {
+  const BigTiles taken =
+      big_tiles <= sms ? BigTiles::kOnePerSm : BigTiles::kTwoPerSm;
+  if (p.count > 1 && p.k <= kMaxSplitK && big_tiles <= sms && tiles > sms) {
     int64_t min_split_k = 0;
-    *big = WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count;
-    if (*big) return cudaSuccess;
+    if (WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count) {
+      *big = taken;
+      return cudaSuccess;
+    }
   }
-  if (p.k > kMaxSplitK ||
-      RoundsFill(Tiles<WarpTiledBig>(p), big_slots) < kFullRounds ||
-      RoundsFill(tiles, slots) >= kFullRounds) {
+  const bool fill =
+      RoundsFill(big_tiles, big_slots) >= kFullRounds ||
+      (big_tiles <= sms && RoundsFill(big_tiles, sms) >= kFullRounds);
+  if (p.k > kMaxSplitK || !fill || RoundsFill(tiles, slots) >= kFullRounds) {
     return cudaSuccess;
   }
-  *big = p.count > 1 || p.k / SplitCount(tiles, p.k, slots) < kLongSplitK;
+  if (p.count > 1 || p.k / SplitCount(tiles, p.k, slots) < kLongSplitK) {
+    *big = taken;
+  }
   return cudaSuccess;
 }
 
@@ -542,9 +582,10 @@ template <typename Shaped>
 cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
   auto unless_big = [&](auto narrow) {
     using S = decltype(narrow);
-    bool big = false;
+    BigTiles big = BigTiles::kNone;
     if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
-    if (big) return shaped(WarpTiledBig());
+    if (big == BigTiles::kOnePerSm) return shaped(WarpTiledBigAlone());
+    if (big == BigTiles::kTwoPerSm) return shaped(WarpTiledBig());
     int64_t splits = 1, slots = 0;
     if (p.count == 1) {
       if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;

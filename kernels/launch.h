@@ -11,6 +11,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/sgemm_warp_tiled.cuh"
 
@@ -195,6 +196,24 @@ using LongSteps = WarpTiledShape<S::kBlockM, S::kBlockN, 32, S::kWarpM,
 // 0.1984; 2000^3 0.3660 against 0.3648. Three stages, or A fragments two K
 // indices wide, measured within 0.4%.
 using WarpTiledBig = LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>>;
+// The same tiles one block to an SM, for batches whose 128 x 128 tiles number
+// at most one per SM (TakesBigTiles in kernels.cu). Held to two blocks per SM,
+// the 128 x 128 kernel gets 128 registers, and ptxas lays out its loop with
+// 31% of the FFMAs reading two registers of one bank (sm_90 SASS,
+// tools/sass_loop.py); with one block it takes 158 and 9%. Nsight Compute on
+// an H100 at 512^3 x 64: dispatch stalls 0.38 per issued instruction against
+// 0.14 for the 64 x 128 kernel at 4096^3, issue slots 82% busy against 88%.
+// Where they number at most one per SM, one block gained 4-6% (ms, H100,
+// docs/benchmarks.md, session 19: 480^3 x 7 0.0510 against 0.0537). Where the
+// tiles fill two blocks per SM, one block lost: 512^3 x 64 0.3902 against
+// 0.3657, 2048^3 0.3718 against 0.3581, 256^3 x 256 0.2131 against 0.1964.
+using WarpTiledBigAlone =
+    LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 1, 4>>;
+// The shapes that always run with K whole, whose split-K kernels are not
+// built.
+template <typename S>
+constexpr bool kWholeK =
+    std::is_same_v<S, WarpTiledBig> || std::is_same_v<S, WarpTiledBigAlone>;
 
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
 // tiles_n tiles of each problem, K in `splits` parts of k_per_split (a

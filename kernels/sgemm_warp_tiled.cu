@@ -90,6 +90,7 @@ template LaunchWarpTiledFunction
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBigAlone, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;
 template LaunchWarpTiledFunction
     LaunchWarpTiled<LongSteps<WarpTiledOneTile>, false, true>;

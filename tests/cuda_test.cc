@@ -98,9 +98,11 @@ TEST_P(GpuSgemm, MatchesFloat64Reference) {
 // so do, unpadded, the 4 of 1001x1000x772 (M not a multiple of the strip's 16
 // rows), the 9 of 1000x1000x777 (B's rows not on 16 bytes: 4-byte copies) and
 // the 4 of 1000x999x772 (A's rows not on 16 bytes). 2048x40x2048 takes 128 x
-// 128 tiles (one round of them on a GPU of 132 SMs). Rows of C that start on 16
-// bytes and rows that don't, and so both kinds of access to C, come with
-// 513x1025x257 (split, unpadded: atomics) and 2049x3x2051 (stores).
+// 128 tiles (one round of them on a GPU of 132 SMs), and 1000x300x2000 takes
+// them one block to an SM (128 tiles, a K remainder, edges both ways). Rows of
+// C that start on 16 bytes and rows that don't, and so both kinds of access to
+// C, come with 513x1025x257 (split, unpadded: atomics) and 2049x3x2051
+// (stores).
 INSTANTIATE_TEST_SUITE_P(
     Variants, GpuSgemm,
     ::testing::Combine(
@@ -124,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                                        {1001, 1000, 772},
                                        {1000, 1000, 777},
                                        {1000, 999, 772},
-                                       {2048, 40, 2048}});
+                                       {2048, 40, 2048},
+                                       {1000, 300, 2000}});
           return shapes;
         }())),
     [](const auto& info) {
@@ -390,13 +393,18 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // element-wise (gaps put every row off 16 bytes). So do batches whose 128 x
 // 128 tiles number at most one per SM while their 64-wide ones number more and
 // would run unsplit: 30 of 256^3 on the 16-byte path, and 20 of 380 x 300 x
-// 250 with B's rows off 16 bytes.
+// 250 with B's rows off 16 bytes. Those run one block to an SM, and so do
+// batches whose 128 x 128 tiles fill one such round while their 64-wide ones
+// would split K: 2 of 1000 x 800 x 1000 on the 16-byte path, and 2 of 1001 x
+// 100 x 1001 element-wise.
 INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
                                            BatchCase{{250, 100, 250}, 65, 0},
                                            BatchCase{{200, 33, 200}, 65, 1},
                                            BatchCase{{256, 256, 256}, 30, 0},
-                                           BatchCase{{380, 300, 250}, 20, 0}),
+                                           BatchCase{{380, 300, 250}, 20, 0},
+                                           BatchCase{{1000, 800, 1000}, 2, 0},
+                                           BatchCase{{1001, 100, 1001}, 2, 1}),
                          BatchTestName);
 
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
