@@ -27,7 +27,7 @@ step sanitizer_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
   $bin/matserve_cuda_test --gtest_filter="-*1000x3000x777*:*513x1025x257*:$(
     for v in naive tiled register_blocked; do
       printf '*/%s_512x8195x*:*/%s_1539x*:*/%s_1100x4000x*:*/%s_1001x1000x*:' $v $v $v $v
-      printf '*/%s_1000x1000x777*:*/%s_1000x999x772*:' $v $v
+      printf '*/%s_1000x1000x777*:*/%s_1000x999x772*:*/%s_1000x300x2000*:' $v $v $v
     done)"
 step sanitizer_racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
   $bin/matserve_cuda_test \
