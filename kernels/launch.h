@@ -187,17 +187,17 @@ template <typename S>
 using LongSteps = WarpTiledShape<S::kBlockM, S::kBlockN, 32, S::kWarpM,
                                  S::kWarpN, 2, S::kMinBlocksPerSm, S::kFragK>;
 // Products whose 64-wide tiles would fill the GPU's rounds of blocks badly
-// take 128 x 128 tiles of eight 32 x 64 warp tiles where those fill them, or
-// in a batch fit one to an SM (TakesBigTiles in kernels.cu): two blocks per
-// SM, 128 registers, K steps of 32 in two stages. Measured on an H200 against
+// take 128 x 128 tiles of eight 32 x 64 warp tiles where those fill them
+// (TakesBigTiles in kernels.cu): two blocks per SM, 128 registers, K steps of
+// 32 in two stages. Measured on an H200 against
 // steps of 16 in four stages (ms): 2048^3 0.3596 against 0.3654,
 // 4096x1024x4096 0.7123 against 0.7263, 4096x64x4096 0.0615 against 0.0626,
 // batches 512^3 x 64 0.3670 against 0.3730, 256^3 x 256 0.1959 against
 // 0.1984; 2000^3 0.3660 against 0.3648. Three stages, or A fragments two K
 // indices wide, measured within 0.4%.
 using WarpTiledBig = LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>>;
-// The same tiles one block to an SM, for batches whose 128 x 128 tiles number
-// at most one per SM (TakesBigTiles in kernels.cu). Held to two blocks per SM,
+// The same tiles one block to an SM, for products whose 128 x 128 tiles number
+// at most one per SM (TakesBigTiles). Held to two blocks per SM,
 // the 128 x 128 kernel gets 128 registers, and ptxas lays out its loop with
 // 31% of the FFMAs reading two registers of one bank (sm_90 SASS,
 // tools/sass_loop.py); with one block it takes 158 and 9%. Nsight Compute on
