@@ -393,10 +393,10 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // element-wise (gaps put every row off 16 bytes). So do batches whose 128 x
 // 128 tiles number at most one per SM while their 64-wide ones number more and
 // would run unsplit: 30 of 256^3 on the 16-byte path, and 20 of 380 x 300 x
-// 250 with B's rows off 16 bytes. Those run one block to an SM, and so do
-// batches whose 128 x 128 tiles fill one such round while their 64-wide ones
-// would split K: 2 of 1000 x 800 x 1000 on the 16-byte path, and 2 of 1001 x
-// 100 x 1001 element-wise.
+// 250 with B's rows off 16 bytes, and 2 of 1001 x 100 x 1001 element-wise.
+// Those run one block to an SM, and so do batches whose 128 x 128 tiles fill
+// one such round while their 64-wide ones would split K: 2 of 1000 x 800 x
+// 1000 on the 16-byte path.
 INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
                                            BatchCase{{250, 100, 250}, 65, 0},
