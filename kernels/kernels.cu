@@ -238,48 +238,35 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
   int64_t unsplit = 0, splits = 1;
   if (cudaError_t error = PlanSplits<S>(p, &unsplit, &splits)) return error;
-  Batch rest = p;
-  rest.count -= unsplit;
-  rest.a += unsplit * p.stride_a;
-  rest.b += unsplit * p.stride_b;
-  rest.c += unsplit * p.stride_c;
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
-  if (splits == 1) {
-    return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
-  }
-  if (unsplit > 0) {
-    Batch head = p;
-    head.count = unsplit;
-    if (cudaError_t error = LaunchWarpTiled<S, false>(head, tiles_m, tiles_n, 1,
-                                                      whole_k, stream)) {
-      return error;
+  // The 128 x 128 tiles (kWholeK) have no split-K kernel: TakesBigTiles takes
+  // them only where they fill their rounds unsplit (or fit one to an SM), and
+  // PlanSplits splits nothing for them.
+  if constexpr (!kWholeK<S>) {
+    if (splits > 1) {
+      if (unsplit > 0) {
+        Batch head = p;
+        head.count = unsplit;
+        if (cudaError_t error = LaunchWarpTiled<S, false>(
+                head, tiles_m, tiles_n, 1, whole_k, stream)) {
+          return error;
+        }
+      }
+      Batch rest = p;
+      rest.count -= unsplit;
+      rest.a += unsplit * p.stride_a;
+      rest.b += unsplit * p.stride_b;
+      rest.c += unsplit * p.stride_c;
+      const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
+      if (!rest.c_zeroed) {
+        if (cudaError_t error = ZeroC(rest, stream)) return error;
+      }
+      return LaunchWarpTiled<S, true>(rest, tiles_m, tiles_n,
+                                      CeilDiv(p.k, k_per_split), k_per_split,
+                                      stream);
     }
   }
-  const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
-  if (!rest.c_zeroed) {
-    if (cudaError_t error = ZeroC(rest, stream)) return error;
-  }
-  return LaunchWarpTiled<S, true>(
-      rest, tiles_m, tiles_n, CeilDiv(p.k, k_per_split), k_per_split, stream);
-}
-
-// 128 x 128 tiles run with K whole: TakesBigTiles takes them only where they
-// fill their rounds so (or fit one to an SM), and PlanSplits splits nothing.
-template <typename S>
-cudaError_t SgemmWholeK(const Batch& p, cudaStream_t stream) {
-  return LaunchWarpTiled<S, false>(p, CeilDiv(p.m, S::kBlockM),
-                                   CeilDiv(p.n, S::kBlockN), 1,
-                                   RoundUp(p.k, S::kBlockK), stream);
-}
-template <>
-cudaError_t SgemmWarpTiledAs<WarpTiledBig>(const Batch& p,
-                                           cudaStream_t stream) {
-  return SgemmWholeK<WarpTiledBig>(p, stream);
-}
-template <>
-cudaError_t SgemmWarpTiledAs<WarpTiledBigAlone>(const Batch& p,
-                                                cudaStream_t stream) {
-  return SgemmWholeK<WarpTiledBigAlone>(p, stream);
+  return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
 }
 
 // The staged kernel's shape: four pairs of consumer warps, each with a ring of
