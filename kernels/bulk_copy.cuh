@@ -63,6 +63,12 @@ __device__ inline void BarrierWait(uint64_t* barrier, unsigned parity) {
   } while (!done);
 }
 
+// Fetches the tensor map `map` (a kernel parameter) into the cache that bulk
+// tensor copies read it from.
+__device__ inline void PrefetchTensorMap(const CUtensorMap& map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
+}
+
 // Copies the box at coordinates x, y, z (innermost first) of the tensor that
 // `map` (a kernel parameter) describes into shared `dst`, laid out and filled
 // past the tensor's edges as the map says, and counts its bytes off

@@ -280,65 +280,6 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
 // so did pairs that feed themselves with no producer warp (52%).
 using Staged = StagedShape<4, 3, 4>;
 
-// Sets *built to whether the staged kernel was built for the current device
-// (its bulk copies need sm_90; built for less, it does nothing).
-cudaError_t StagedBuilt(bool* built) {
-  int64_t version = 0;
-  const cudaError_t error = OncePerDevice(
-      [](int, int64_t* value) {
-        cudaFuncAttributes attributes = {};
-        const cudaError_t error =
-            cudaFuncGetAttributes(&attributes, SgemmStagedKernel<Staged>);
-        *value = std::max(1, attributes.binaryVersion);
-        return error;
-      },
-      &version);
-  *built = version >= 90;
-  return error;
-}
-
-// The driver's cuTensorMapEncodeTiled, or null where it has none.
-PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
-    void* function = nullptr;
-    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function,
-                                         12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      return PFN_cuTensorMapEncodeTiled_v12000{nullptr};
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
-  }();
-  return encode;
-}
-
-// Sets *map to the tensor of a strided batch of `count` rows x cols matrices,
-// `stride` elements apart from `base`, in boxes of box_rows x box_cols of one
-// matrix, zeros past its edges. No L2 promotion: against 256-byte promotion
-// on an H200 (ms, three rounds), 64x200x64 x 2048 0.0888 against 0.0910, 64^3
-// x 4096 0.0635 against 0.0642, the other staged batches measured even. False
-// where the driver cannot describe the batch so (matrices that overlap, say).
-bool BatchTensorMap(const float* base, int64_t rows, int64_t cols,
-                    int64_t stride, int64_t count, uint32_t box_rows,
-                    uint32_t box_cols, CUtensorMapSwizzle swizzle,
-                    CUtensorMap* map) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = TensorMapEncoder();
-  if (encode == nullptr || stride < rows * cols) return false;
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols),
-                              static_cast<cuuint64_t>(rows),
-                              static_cast<cuuint64_t>(count)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(cols) * 4,
-                                 static_cast<cuuint64_t>(stride) * 4};
-  const cuuint32_t box[3] = {box_cols, box_rows, 1};
-  const cuuint32_t steps[3] = {1, 1, 1};
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3,
-                const_cast<float*>(base), dims, strides, box, steps,
-                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 // Launches the staged kernel over p (a batch of one-tile problems, every row
 // on 16 bytes): a block per SM, or per problem where there are fewer. Sets
 // *launched to false, launching nothing, where the kernel was not built for
@@ -348,13 +289,13 @@ cudaError_t SgemmStaged(const Batch& p, cudaStream_t stream, bool* launched) {
   constexpr auto kKernel = SgemmStagedKernel<S>;
   *launched = false;
   bool built = false;
-  if (cudaError_t error = StagedBuilt(&built)) return error;
+  if (cudaError_t error = BuiltForBulkCopies<kKernel>(&built)) return error;
   CUtensorMap a_map, b_map;
   if (!built || p.count > INT_MAX ||
-      !BatchTensorMap(p.a, p.m, p.k, p.stride_a, p.count, S::kTile, S::kSlabK,
-                      CU_TENSOR_MAP_SWIZZLE_128B, &a_map) ||
-      !BatchTensorMap(p.b, p.k, p.n, p.stride_b, p.count, S::kSlabK, S::kTile,
-                      CU_TENSOR_MAP_SWIZZLE_NONE, &b_map)) {
+      !BatchTensorMap(p.a, p.m, p.k, p.lda, p.stride_a, p.count, S::kTile,
+                      S::kSlabK, CU_TENSOR_MAP_SWIZZLE_128B, &a_map) ||
+      !BatchTensorMap(p.b, p.k, p.n, p.ldb, p.stride_b, p.count, S::kSlabK,
+                      S::kTile, CU_TENSOR_MAP_SWIZZLE_NONE, &b_map)) {
     return cudaSuccess;
   }
   if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {

@@ -7,7 +7,10 @@
 // 89.4%, 4096^3 95.3% against 92.6%, 8192^3 97.6% against 95.0%, 3072^3 108%
 // against 104%; batches 128^3 x 1024 106% against 104%, 256^3 x 256 107%
 // against 110%, 512^3 x 64 91% against 92%.
+#include <cuda.h>
+
 #include <algorithm>
+#include <climits>
 #include <type_traits>
 
 #include "kernels/launch.h"
@@ -16,12 +19,13 @@
 namespace matserve::kernels {
 namespace {
 
+constexpr int kGroup = 8;
+
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
           bool kPersistent, bool kWholeSteps = false>
 cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                          int64_t splits, int64_t k_per_split,
                          cudaStream_t stream) {
-  constexpr int kGroup = 8;
   constexpr auto kKernel =
       SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps,
                            kPersistent>;
@@ -41,7 +45,51 @@ cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
                           p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
                           p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
-                          splits, k_per_split, p.count);
+                          splits, k_per_split, p.count, BulkMaps<false>());
+}
+
+// Launches the kernel of shape S with bulk copies over p (every row of A and
+// B on 16 bytes), if it was built for the device and the driver can describe
+// p's operands as tensors; sets *launched to whether it did. Its blocks per
+// SM are held to the launch bounds' (its loop needs fewer registers than the
+// copies by cp.async, and more blocks would make other rounds than the split
+// rules count on). Measured on an H100 against the bulk kernel as built,
+// four 64-wide blocks per SM (ms): 256^3 x 45 0.0394 against 0.0440, 384^3 x
+// 71 0.1803 against 0.1919, 512^3 x 40 0.2328 against 0.2494, 600^3 x 3
+// 0.0483 against 0.0546; it lost where four rounds filled better (256^3 x 238
+// 0.1835 against 0.1743, 512x128x512 x 200 0.3230 against 0.3020).
+template <typename S, bool kSplitK>
+cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                       int64_t splits, int64_t k_per_split, cudaStream_t stream,
+                       bool* launched) {
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, true, true, kSplitK, kGroup, false, false, true>;
+  constexpr CUtensorMapSwizzle kSwizzleA =
+      S::kBlockK == 32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  static_assert(S::kBlockK == 32 || S::kBlockK == 16, "a swizzle of A's rows");
+  *launched = false;
+  bool built = false;
+  if (cudaError_t error = BuiltForBulkCopies<kKernel>(&built)) return error;
+  BulkMaps<true> maps;
+  if (!built || p.count > INT_MAX ||
+      !BatchTensorMap(p.a, p.m, p.k, p.lda, p.stride_a, p.count, S::kBlockM,
+                      S::kBlockK, kSwizzleA, &maps.a) ||
+      !BatchTensorMap(p.b, p.k, p.n, p.ldb, p.stride_b, p.count, S::kBlockK,
+                      S::kBlockN, CU_TENSOR_MAP_SWIZZLE_NONE, &maps.b)) {
+    return cudaSuccess;
+  }
+  const int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  int64_t bytes = 0;
+  if (cudaError_t error = HoldBlocksPerSm<kKernel>(
+          S::kThreads, S::kBulkSharedBytes, S::kMinBlocksPerSm, &bytes)) {
+    return error;
+  }
+  *launched = true;
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, bytes, stream, p.m, p.n,
+                          p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
+                          p.c, p.ldc, p.stride_c, tiles_m, tiles_n, splits,
+                          k_per_split, p.count, maps);
 }
 
 }  // namespace
@@ -52,6 +100,24 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             cudaStream_t stream) {
   constexpr bool kP = kPersistent;
   if (p.VectorA() && p.VectorB()) {
+    // Bulk copies where rows don't all start on 128-byte lines (cp.async
+    // copies of such rows took 43% more L1 tag requests, and their address
+    // registers stalled the loop) and for the 128 x 128 tiles. Measured on an
+    // H100 against cp.async (ms, docs/benchmarks.md, session 20): 260^3 x 43
+    // 0.0731 against 0.0897, 900^3 x 5 0.2207 against 0.2609, 1000^3 x 2
+    // 0.0983 against 0.1053, 1000x300x2000 0.0361 against 0.0377; 128 x 128
+    // tiles 512^3 x 64 0.3527 against 0.3653, 480^3 x 7 0.0478 against 0.0505,
+    // 2048^3 0.3499 against 0.3569. On 128-byte lines, 64-wide tiles lost
+    // where K splits (4096^3 2.734 against 2.642, 768^3 x 2 0.0569 against
+    // 0.0543) and measured even elsewhere.
+    if constexpr (!kPersistent) {
+      if (kWholeK<S> || !p.OperandsOnLines()) {
+        bool launched = false;
+        const cudaError_t error = LaunchBulk<S, kSplitK>(
+            p, tiles_m, tiles_n, splits, k_per_split, stream, &launched);
+        if (error || launched) return error;
+      }
+    }
     return LaunchKernel<S, true, true, kSplitK, kP, true>(
         p, tiles_m, tiles_n, splits, k_per_split, stream);
   }

@@ -1,13 +1,14 @@
 // Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 of C per
-// thread, operands copied into a ring of shared-memory stages by cp.async
-// several K steps ahead, and an optional split of K across blocks. It waits
-// for the kernel before it in the stream (grid_dependency.cuh) before
-// touching memory.
+// thread, operands copied into a ring of shared-memory stages several K steps
+// ahead (by cp.async, or by bulk tensor copies), and an optional split of K
+// across blocks. It waits for the kernel before it in the stream
+// (grid_dependency.cuh) before touching memory.
 #ifndef MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 
 #include <cstdint>
 
+#include "kernels/bulk_copy.cuh"
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
 #include "kernels/grid_dependency.cuh"
@@ -48,6 +49,11 @@ struct WarpTiledShape {
   static constexpr int kFloatsA = kBlockM * kPitchA;
   static constexpr int kStageFloats = kFloatsA + kBlockK * kBlockN;
   static constexpr int kSharedBytes = kStages * kStageFloats * 4;
+  // Bulk copies (kBulk) stage A's step in rows of kBlockK, unpadded, at the
+  // stage's start, its 16-byte units swizzled over rows of kBlockK * 4 bytes
+  // (64 or 128, a swizzle the copies know); B lies where it does otherwise.
+  // After the stages, a barrier per stage.
+  static constexpr int kBulkSharedBytes = kSharedBytes + kStages * 8;
 
   static_assert(kLanesN * kLanesM == 32 && kLanesM * 8 == kWarpM,
                 "32 lanes of 8 x 8 cover the warp tile");
@@ -56,6 +62,18 @@ struct WarpTiledShape {
   static_assert(kPitchA / 4 % 2 == 1, "odd 16-byte units per row of A");
   static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
   static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
+  static_assert(kStageFloats * 4 % 1024 == 0 && kFloatsA * 4 % 128 == 0,
+                "A's swizzled boxes start on 1024 bytes, B's on 128");
+};
+
+// The tensors of A and B that a kernel with bulk copies reads (kernel
+// parameters, each a box of one K step of a block tile), and nothing for the
+// others.
+template <bool kBulk>
+struct BulkMaps {};
+template <>
+struct BulkMaps<true> {
+  CUtensorMap a, b;
 };
 
 // Adds `v` to c[0..3] (16-byte aligned), as one vector atomic where the
@@ -118,6 +136,12 @@ __device__ inline float Unpinned(float value) {
 // A's and B's K-edges coincide, so a padding zero only meets another padding
 // zero or an output that is never stored.
 //
+// kBulk (sm_90 and later; with kVectorA and kVectorB): one thread copies each
+// step as two bulk tensor copies from maps.a (K x M x count, innermost first)
+// and maps.b (N x K x count), which zero-fill past the matrices' edges, and the
+// stage's barrier tells the block when they have landed. The copies hold no
+// registers, and read rows whatever lines they start on.
+//
 // kWholeSteps: every step but one is whole and copied unchecked. The one
 // other step, the remainder where the block's part of K is not a whole number
 // of steps, goes first, copied with checks. Without the checks the main loop
@@ -138,7 +162,7 @@ __device__ inline float Unpinned(float value) {
 // (257^3 x 44 0.0878 against 0.0828, 150x151x150 x 100 0.0570 against
 // 0.0526).
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK, int kGroup,
-          bool kWholeSteps, bool kPersistent>
+          bool kWholeSteps, bool kPersistent, bool kBulk = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
                          const float* __restrict__ a, int64_t lda,
@@ -146,11 +170,16 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                          int64_t ldb, int64_t stride_b, float* __restrict__ c,
                          int64_t ldc, int64_t stride_c, int64_t tiles_m,
                          int64_t tiles_n, int64_t splits, int64_t k_per_split,
-                         int64_t count) {
+                         int64_t count,
+                         const __grid_constant__ BulkMaps<kBulk> maps) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
+  static_assert(
+      !kBulk || (kVectorA && kVectorB && !kWholeSteps && !kPersistent &&
+                 S::kFragK == 4),
+      "bulk copies read whole 16-byte units of rows that do not move");
   WaitForPriorGrid();
   AllowDependentLaunch();
-  extern __shared__ float4 shared_words[];
+  extern __shared__ __align__(1024) float4 shared_words[];
   float* const shared = reinterpret_cast<float*>(shared_words);
 
   const int64_t tiles = tiles_m * tiles_n;
@@ -330,6 +359,28 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // Row i < 8 of the lane's block of C, inside the block tile.
   auto lane_row = [&](int i) { return warp_row + i * S::kLanesM; };
 
+  // kBulk: unit u of A's row r sits at u ^ Swizzle(r). A lane's rows are
+  // lane_m + i * kLanesM past a multiple of the swizzle's period, the two
+  // parts in different bits, so Swizzle(lane_m) ^ Swizzle(i * kLanesM) gives
+  // it: the lane holds the offsets of the units its own bits can change
+  // (a_unit), and the rest are constants.
+  constexpr int kUnits = S::kBlockK / 4;
+  constexpr int kRowsPerLine = 32 / S::kBlockK;
+  auto swizzle = [](int row) { return row / kRowsPerLine % kUnits; };
+  constexpr int kLaneUnits = (S::kLanesM - 1) / kRowsPerLine % kUnits;
+  int a_unit[kLaneUnits + 1];
+#pragma unroll
+  for (int u = 0; u <= kLaneUnits; ++u) a_unit[u] = (u ^ swizzle(lane_m)) * 4;
+  auto a_fragment = [&](const float* a_stage, int i, int kk) {
+    if constexpr (kBulk) {
+      const int unit = kk / 4 ^ swizzle(i * S::kLanesM);
+      return &a_stage[lane_row(i) * S::kBlockK + (unit & ~kLaneUnits) * 4 +
+                      a_unit[unit & kLaneUnits]];
+    } else {
+      return &a_stage[lane_row(i) * S::kPitchA + kk];
+    }
+  };
+
   float acc[8][8] = {};
   auto compute_step = [&](int stage) {
     const float* a_stage = shared + stage * S::kStageFloats;
@@ -340,8 +391,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       float a_frag[8][S::kFragK];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        *reinterpret_cast<FragK*>(a_frag[i]) = *reinterpret_cast<const FragK*>(
-            &a_stage[lane_row(i) * S::kPitchA + kk]);
+        *reinterpret_cast<FragK*>(a_frag[i]) =
+            *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kk));
       }
 #pragma unroll
       for (int q = 0; q < S::kFragK; ++q) {
@@ -500,6 +551,42 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         for (int j = 0; j < 8; ++j) acc[i][j] = 0;
       }
     }
+  } else if constexpr (kBulk) {
+#if __CUDA_ARCH__ >= 900
+    // The ring as below, a barrier per stage: step s lands in stage
+    // s % kStages, in phase s / kStages of its barrier.
+    uint64_t* const full =
+        reinterpret_cast<uint64_t*>(shared + S::kStages * S::kStageFloats);
+    auto copy_bulk = [&](int s) {
+      const int stage = s % S::kStages;
+      float* const a_stage = shared + stage * S::kStageFloats;
+      const int first_k = k_begin + s * S::kBlockK;
+      BarrierArriveExpecting(&full[stage],
+                             4 * S::kBlockK * (S::kBlockM + S::kBlockN));
+      BulkTensorCopy(a_stage, maps.a, first_k, static_cast<int>(block_row),
+                     static_cast<int>(problem), &full[stage]);
+      BulkTensorCopy(a_stage + S::kFloatsA, maps.b, static_cast<int>(block_col),
+                     first_k, static_cast<int>(problem), &full[stage]);
+    };
+    if (tid == 0) {
+      PrefetchTensorMap(maps.a);
+      PrefetchTensorMap(maps.b);
+      for (int s = 0; s < S::kStages; ++s) BarrierInit(&full[s], 1);
+      FenceBarrierInit();
+      for (int s = 0; s < S::kStages - 1 && s < steps; ++s) copy_bulk(s);
+    }
+    __syncthreads();  // the barriers are set up
+    for (int s = 0; s < steps; ++s) {
+      BarrierWait(&full[s % S::kStages], s / S::kStages % 2);
+      // Step s - 1's stage, which the copy below refills, has been read by
+      // all.
+      __syncthreads();
+      const int ahead = s + S::kStages - 1;
+      if (tid == 0 && ahead < steps) copy_bulk(ahead);
+      compute_step(s % S::kStages);
+    }
+    store_tile(c, m, n, ldc);
+#endif  // __CUDA_ARCH__ >= 900
   } else {
     // The ring: step s lives in stage s % kStages. One commit per step (empty
     // past the last) keeps "at most kStages - 2 pending" meaning "step s has

@@ -407,6 +407,21 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                                            BatchCase{{1001, 100, 1001}, 2, 1}),
                          BatchTestName);
 
+// Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
+// not a multiple of 32, or problems 4 elements apart beyond their size) take
+// bulk tensor copies, which zero-fill past the matrices' edges: 64 x 64 tiles
+// with a K remainder and edge tiles (K steps of 16 and a 64-byte swizzle,
+// lane rows 4 apart), 128 x 64 tiles (lane rows 8 apart), and on a GPU of 132
+// SMs, four rounds of blocks with K from 512 take K steps of 32 (a 128-byte
+// swizzle) in 64 x 128 tiles (1680 of them) and 128 x 64 ones (1620). (Split K
+// and 128 x 128 tiles on bulk copies: SplitTails and BigTiles.)
+INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{100, 36, 44}, 3, 4},
+                                           BatchCase{{256, 100, 192}, 10, 4},
+                                           BatchCase{{132, 516, 128}, 560, 0},
+                                           BatchCase{{128, 516, 192}, 540, 0}),
+                         BatchTestName);
+
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
 // and 1800 of them) with K from 512 take K steps of 32: 64 x 128 tiles on the
 // 16-byte path (the last 8 of its 800 problems split in K after 792 unsplit),
