@@ -325,9 +325,11 @@ constexpr bool kWholeK =
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
 // tiles_n tiles of each problem, K in `splits` parts of k_per_split (a
 // multiple of S::kBlockK; with kSplitK, C holds zeros or partial sums), 16-byte
-// copies wherever p's rows allow them. kPersistent: no more blocks than the GPU
-// holds at once, each taking problem after problem (one tile each, K
-// unsplit). Defined in sgemm_warp_tiled.cu, for the shapes above.
+// copies wherever p's rows allow them (bulk tensor copies where they start on
+// 16 bytes but not all on 128-byte lines, and for the 128 x 128 tiles).
+// kPersistent: no more blocks than the GPU holds at once, each taking problem
+// after problem (one tile each, K unsplit). Defined in sgemm_warp_tiled.cu, for
+// the shapes above.
 template <typename S, bool kSplitK, bool kPersistent = false>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,

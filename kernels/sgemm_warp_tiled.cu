@@ -53,11 +53,12 @@ cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
 // p's operands as tensors; sets *launched to whether it did. Its blocks per
 // SM are held to the launch bounds' (its loop needs fewer registers than the
 // copies by cp.async, and more blocks would make other rounds than the split
-// rules count on). Measured on an H100 against the bulk kernel as built,
-// four 64-wide blocks per SM (ms): 256^3 x 45 0.0394 against 0.0440, 384^3 x
-// 71 0.1803 against 0.1919, 512^3 x 40 0.2328 against 0.2494, 600^3 x 3
-// 0.0483 against 0.0546; it lost where four rounds filled better (256^3 x 238
-// 0.1835 against 0.1743, 512x128x512 x 200 0.3230 against 0.3020).
+// rules count on). Measured on an H100, with bulk copies for every launch on
+// 16 bytes, against the kernel as built, four 64-wide blocks per SM (ms):
+// 256^3 x 45 0.0394 against 0.0440, 384^3 x 71 0.1803 against 0.1918, 512^3
+// x 40 0.2328 against 0.2493, 600^3 x 3 0.0484 against 0.0546; four led where
+// their rounds filled better (256^3 x 238 0.1836 against 0.1743, 512x128x512
+// x 200 0.3230 against 0.3020), which the split rules do not count.
 template <typename S, bool kSplitK>
 cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                        int64_t splits, int64_t k_per_split, cudaStream_t stream,
@@ -102,14 +103,16 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   if (p.VectorA() && p.VectorB()) {
     // Bulk copies where rows don't all start on 128-byte lines (cp.async
     // copies of such rows took 43% more L1 tag requests, and their address
-    // registers stalled the loop) and for the 128 x 128 tiles. Measured on an
-    // H100 against cp.async (ms, docs/benchmarks.md, session 20): 260^3 x 43
-    // 0.0731 against 0.0897, 900^3 x 5 0.2207 against 0.2609, 1000^3 x 2
-    // 0.0983 against 0.1053, 1000x300x2000 0.0361 against 0.0377; 128 x 128
-    // tiles 512^3 x 64 0.3527 against 0.3653, 480^3 x 7 0.0478 against 0.0505,
-    // 2048^3 0.3499 against 0.3569. On 128-byte lines, 64-wide tiles lost
-    // where K splits (4096^3 2.734 against 2.642, 768^3 x 2 0.0569 against
-    // 0.0543) and measured even elsewhere.
+    // registers stalled the loop: docs/benchmarks.md, session 19) and for the
+    // 128 x 128 tiles. Measured on an H100 against cp.async for all (ms,
+    // docs/benchmarks.md, session 20): 260^3 x 43 0.0730 against 0.0896, 900^3
+    // x 5 0.2221 against 0.2559, 1000^3 x 2 0.0989 against 0.1060,
+    // 1000x300x2000 0.0360 against 0.0378; 128 x 128 tiles on 128-byte lines
+    // 512^3 x 64 0.3530 against 0.3680, 2048^3 0.3495 against 0.3592, 1024^3 x
+    // 2 0.0967 against 0.0987, but 4096x64x4096 (two K steps) 0.0645 against
+    // 0.0630. With 64-wide tiles on 128-byte lines, bulk copies lost where K
+    // splits (4096^3 2.735 against 2.642, 768^3 x 2 0.0569 against 0.0543) and
+    // measured even elsewhere.
     if constexpr (!kPersistent) {
       if (kWholeK<S> || !p.OperandsOnLines()) {
         bool launched = false;
