@@ -72,7 +72,8 @@ cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   bool built = false;
   if (cudaError_t error = BuiltForBulkCopies<kKernel>(&built)) return error;
   BulkMaps<true> maps;
-  if (!built || p.count > INT_MAX ||
+  // The copies' coordinates are ints.
+  if (!built || p.m > INT_MAX || p.n > INT_MAX || p.count > INT_MAX ||
       !BatchTensorMap(p.a, p.m, p.k, p.lda, p.stride_a, p.count, S::kBlockM,
                       S::kBlockK, kSwizzleA, &maps.a) ||
       !BatchTensorMap(p.b, p.k, p.n, p.ldb, p.stride_b, p.count, S::kBlockK,
