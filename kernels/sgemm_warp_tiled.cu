@@ -21,6 +21,19 @@ namespace {
 
 constexpr int kGroup = 8;
 
+// Launches `kernel` (an instance of SgemmWarpTiledKernel of shape S) over p in
+// `blocks` blocks with `bytes` of dynamic shared memory.
+template <typename S, typename Kernel, bool kBulk>
+cudaError_t LaunchOver(Kernel kernel, const Batch& p, int64_t blocks, int bytes,
+                       int64_t tiles_m, int64_t tiles_n, int64_t splits,
+                       int64_t k_per_split, const BulkMaps<kBulk>& maps,
+                       cudaStream_t stream) {
+  return LaunchOverlapped(kernel, blocks, S::kThreads, bytes, stream, p.m, p.n,
+                          p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
+                          p.c, p.ldc, p.stride_c, tiles_m, tiles_n, splits,
+                          k_per_split, p.count, maps);
+}
+
 template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
           bool kPersistent, bool kWholeSteps = false>
 cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
@@ -42,10 +55,8 @@ cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     }
     blocks = std::min(blocks, resident);
   }
-  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
-                          p.m, p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb,
-                          p.stride_b, p.c, p.ldc, p.stride_c, tiles_m, tiles_n,
-                          splits, k_per_split, p.count, BulkMaps<false>());
+  return LaunchOver<S>(kKernel, p, blocks, S::kSharedBytes, tiles_m, tiles_n,
+                       splits, k_per_split, BulkMaps<false>(), stream);
 }
 
 // Launches the kernel of shape S with bulk copies over p (every row of A and
@@ -88,10 +99,8 @@ cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     return error;
   }
   *launched = true;
-  return LaunchOverlapped(kKernel, blocks, S::kThreads, bytes, stream, p.m, p.n,
-                          p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
-                          p.c, p.ldc, p.stride_c, tiles_m, tiles_n, splits,
-                          k_per_split, p.count, maps);
+  return LaunchOver<S>(kKernel, p, blocks, static_cast<int>(bytes), tiles_m,
+                       tiles_n, splits, k_per_split, maps, stream);
 }
 
 }  // namespace
