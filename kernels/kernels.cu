@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/launch.h"
@@ -603,9 +604,26 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
                           stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
-// C[:, 0, width) += A * B[:, 0, width) for p's A, with b and c at the strip's
-// first column (sgemm_strip.cuh), width 1 to 16. K splits so that the blocks
-// about fill the GPU once.
+// Calls launch(std::integral_constant<int, R>()) for the R runs of 4 (1 to
+// 4) that cover `width`, and returns what it returns.
+template <typename Launch>
+cudaError_t WithRuns(int width, Launch launch) {
+  switch (CeilDiv(width, 4)) {
+    case 1:
+      return launch(std::integral_constant<int, 1>());
+    case 2:
+      return launch(std::integral_constant<int, 2>());
+    case 3:
+      return launch(std::integral_constant<int, 3>());
+    default:
+      return launch(std::integral_constant<int, 4>());
+  }
+}
+
+// C[:, 0, width) = A * B[:, 0, width) for each problem of p, with b and c at
+// the strip's first column (sgemm_strip.cuh), width 1 to 16. A single
+// product's K splits so that the blocks about fill the GPU once, and adds
+// into C, which must hold zeros; a batch's K stays whole.
 template <int kRuns, bool kVectorB>
 cudaError_t LaunchStrip(const Batch& p, int width, const float* b, float* c,
                         cudaStream_t stream) {
@@ -614,36 +632,47 @@ cudaError_t LaunchStrip(const Batch& p, int width, const float* b, float* c,
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   const int64_t row_blocks = CeilDiv(p.m, S::kRows);
   const int64_t chunks = CeilDiv(p.k, S::kChunkK);
-  const int64_t wanted = CeilDiv(S::kMinBlocksPerSm * sms, row_blocks);
+  const int64_t wanted =
+      p.count > 1 ? 1 : CeilDiv(S::kMinBlocksPerSm * sms, row_blocks);
   const int64_t k_per_split =
       CeilDiv(chunks, std::clamp<int64_t>(wanted, 1, chunks)) * S::kChunkK;
-  const int64_t blocks = GridBlocks(row_blocks, CeilDiv(p.k, k_per_split));
+  const int64_t blocks =
+      GridBlocks(row_blocks * CeilDiv(p.k, k_per_split), p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   return LaunchOverlapped(SgemmStripKernel<S, kVectorB>, blocks, S::kThreads, 0,
-                          stream, p.m, width, p.k, p.a, p.lda, b, p.ldb, c,
-                          p.ldc, k_per_split);
-}
-
-template <bool kVectorB>
-cudaError_t SgemmStripAs(const Batch& p, int width, const float* b, float* c,
-                         cudaStream_t stream) {
-  switch (CeilDiv(width, 4)) {
-    case 1:
-      return LaunchStrip<1, kVectorB>(p, width, b, c, stream);
-    case 2:
-      return LaunchStrip<2, kVectorB>(p, width, b, c, stream);
-    case 3:
-      return LaunchStrip<3, kVectorB>(p, width, b, c, stream);
-    default:
-      return LaunchStrip<4, kVectorB>(p, width, b, c, stream);
-  }
+                          stream, p.m, width, p.k, p.a, p.lda, p.stride_a, b,
+                          p.ldb, p.stride_b, c, p.ldc, p.stride_c, k_per_split);
 }
 
 cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
                        cudaStream_t stream) {
-  return Vectorizable(b, p.ldb, 0)
-             ? SgemmStripAs<true>(p, width, b, c, stream)
-             : SgemmStripAs<false>(p, width, b, c, stream);
+  return WithRuns(width, [&](auto runs) {
+    constexpr int kRuns = decltype(runs)::value;
+    return Vectorizable(b, p.ldb, p.stride_b)
+               ? LaunchStrip<kRuns, true>(p, width, b, c, stream)
+               : LaunchStrip<kRuns, false>(p, width, b, c, stream);
+  });
+}
+
+// C[0, height) = A[0, height) * B for each problem of p, with a and c at the
+// strip's first row (sgemm_strip.cuh), height 1 to RowStripShape::kHeight.
+template <bool kVectorB>
+cudaError_t LaunchRowStrip(const Batch& p, int height, const float* a, float* c,
+                           cudaStream_t stream) {
+  using S = RowStripShape;
+  constexpr auto kKernel = SgemmRowStripKernel<S, kVectorB>;
+  const int64_t col_blocks = CeilDiv(p.n, S::kCols);
+  const int64_t blocks = GridBlocks(col_blocks, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, 0, stream, height, p.n,
+                          p.k, a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, c,
+                          p.ldc, p.stride_c, col_blocks);
+}
+
+cudaError_t SgemmRowStrip(const Batch& p, int height, const float* a, float* c,
+                          cudaStream_t stream) {
+  return p.VectorB() ? LaunchRowStrip<true>(p, height, a, c, stream)
+                     : LaunchRowStrip<false>(p, height, a, c, stream);
 }
 
 // p's product (a single one, K split in `splits` by SgemmWarpTiledShaped's
@@ -1091,6 +1120,70 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
   return false;
 }
 
+// The batch p in warp-tiled blocks of the shape its sides take.
+cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
+  if (p.m < 128 || p.n < 128) return SgemmWarpTiledSmall(p, stream);
+  bool small = false;
+  if (cudaError_t error = TallPadsLess(p)
+                              ? TakesSmallTiles<WarpTiledTall>(p, &small)
+                              : TakesSmallTiles<WarpTiledWide>(p, &small)) {
+    return error;
+  }
+  return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
+}
+
+// A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile
+// computes the whole kEdgeTiles of both as a batch of its own, and the rows
+// and columns past them as strips beside it (sgemm_strip.cuh), in place of a
+// row or column of tiles that is mostly padding. Measured on an H100 against
+// those tiles (ms, docs/benchmarks.md, session 21): 129^3 x 150 0.0476 against
+// 0.0601, 129x4096x129 x 100 0.6134 against 0.9809, 257^3 x 44 0.0669 against
+// 0.0876, 257^3 x 236 0.2967 against 0.3515, 260^3 x 43 0.0606 against
+// 0.0729, 260^3 x 228 0.2726 against 0.2921, 513^3 x 30 0.2543 against
+// 0.2880, 1025^3 x 4 0.2423 against 0.2635, 2049^3 x 2 0.8343 against 0.8654.
+// Wider strips lost, their kernels slower than tiles (272^3 x 37, 16 rows and
+// columns, 0.0710 against 0.0614; 333^3 x 108, 13, 0.3398 against 0.2614;
+// 136^3 x 1000, 8, 0.2604 against 0.2506; 70^3 x 2048, 6, 0.2202 against
+// 0.1812). The whole 64s keep K whole (a split adds into C zeroed as one
+// matrix, and theirs are not: WholeProblems), so they are cut off only where
+// their 128 x 128 tiles fill at least kMinFill of a round of one per SM
+// (257^3 x 3, whose whole 64s fill 12 of 132 SMs, 0.0233 against 0.0184 split;
+// 513^3 x 6, 96, even; 769^3 x 3, 108, 0.1117 against 0.1162). They are at
+// least 128 on a side and K at most INT_MAX / 2, so that they take the
+// warp-tiled kernels, which read the pitches (one-tile problems' staged
+// kernel and the register-blocked one for longer K do not; 65^3 x 4096 cut
+// measured even).
+cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
+  constexpr int64_t kEdgeTile = 64;
+  constexpr int64_t kMaxEdge = 4;
+  constexpr double kMinFill = 0.75;
+  const int64_t rows = p.m % kEdgeTile, cols = p.n % kEdgeTile;
+  Batch inner = p;
+  inner.m -= rows;
+  inner.n -= cols;
+  if (p.count == 1 || inner.m < 128 || inner.n < 128 || p.k > INT_MAX / 2 ||
+      rows > kMaxEdge || cols > kMaxEdge || rows + cols == 0) {
+    return SgemmBatchTiles(p, stream);
+  }
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  if (Tiles<WarpTiledBig>(inner) < kMinFill * sms) {
+    return SgemmBatchTiles(p, stream);
+  }
+  if (cudaError_t error = SgemmBatchTiles(inner, stream)) return error;
+  if (cols > 0) {
+    if (cudaError_t error = SgemmStrip(p, static_cast<int>(cols), p.b + inner.n,
+                                       p.c + inner.n, stream)) {
+      return error;
+    }
+  }
+  if (rows == 0) return cudaSuccess;
+  Batch top = p;
+  top.n = inner.n;
+  return SgemmRowStrip(top, static_cast<int>(rows), p.a + inner.m * p.lda,
+                       p.c + inner.m * p.ldc, stream);
+}
+
 }  // namespace
 
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
@@ -1148,14 +1241,7 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
   const int64_t side = std::max(m, n);
   if (side <= PerWarp::kTile) return SgemmSmallProblems(p, stream);
-  if (m < 128 || n < 128) return SgemmWarpTiledSmall(p, stream);
-  bool small = false;
-  if (cudaError_t error = TallPadsLess(p)
-                              ? TakesSmallTiles<WarpTiledTall>(p, &small)
-                              : TakesSmallTiles<WarpTiledWide>(p, &small)) {
-    return error;
-  }
-  return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
+  return SgemmBatchEdges(p, stream);
 }
 
 int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,

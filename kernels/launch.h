@@ -42,9 +42,10 @@ inline bool Vectorizable(const void* base, int64_t pitch, int64_t stride) {
 
 // The operands of a strided batch; a single product is a batch of one.
 // Rows lie lda, ldb and ldc elements apart: packed, except where the
-// warp-tiled launcher has copied A or B into padded rows (only the warp-tiled
-// and strip kernels read the pitches). c_zeroed: C holds zeros already (a
-// padded C, zeroed by an operand's pad), so a split K need not zero it.
+// warp-tiled launcher has copied A or B into padded rows, or runs a batch's
+// whole 64s apart from its edges (only the warp-tiled and strip kernels read
+// the pitches). c_zeroed: C holds zeros already (a padded C, zeroed by an
+// operand's pad), so a split K need not zero it.
 struct Batch {
   int64_t m, n, k;
   const float* a;

@@ -308,12 +308,15 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
 // part shorter). Where C's rows are off 16 bytes, the split adds into C in
 // padded rows: all of 6 problems of 511^3, whose tiles move by a row and a
-// column and add realigned through shared memory.
+// column and add realigned through shared memory. Where a split batch's last
+// 5 to 16 columns lie past a multiple of 64, they run as a strip beside the
+// rest: 2 of 1024 x 1024 x 1032 (K split in 4).
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
                                            BatchCase{{500, 772, 252}, 13, 0},
-                                           BatchCase{{511, 511, 511}, 6, 0}),
+                                           BatchCase{{511, 511, 511}, 6, 0},
+                                           BatchCase{{1024, 1024, 1032}, 2, 0}),
                          BatchTestName);
 
 // Element by element, K steps run unchecked where a problem is at least a
@@ -335,7 +338,7 @@ INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
 // as one matrix of all the problems, where that is at most one element copied
 // per 1500 multiply-adds: A (K 1023) of 8 problems with N 2048.
 INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{130, 1023, 2048}, 8, 0}),
+                         ::testing::Values(BatchCase{{136, 1023, 2048}, 8, 0}),
                          BatchTestName);
 
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
@@ -418,7 +421,7 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
 INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{100, 36, 44}, 3, 4},
                                            BatchCase{{256, 100, 192}, 10, 4},
-                                           BatchCase{{132, 516, 128}, 560, 0},
+                                           BatchCase{{136, 516, 128}, 560, 0},
                                            BatchCase{{128, 516, 192}, 540, 0}),
                          BatchTestName);
 
@@ -428,19 +431,40 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
 // 128 x 64 and 64 x 128 tiles element-wise with a remainder step.
 INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{128, 512, 128}, 800, 0},
-                                           BatchCase{{128, 530, 130}, 600, 1},
-                                           BatchCase{{130, 530, 128}, 600, 1}),
+                                           BatchCase{{128, 530, 136}, 600, 1},
+                                           BatchCase{{136, 530, 128}, 600, 1}),
                          BatchTestName);
 
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
 // take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
 // elements, and 90 of 192 x 192 with K 256, the last 2 split in K after 88
 // unsplit on a GPU of 132 SMs. Element by element where those tiles take fewer
-// rounds of blocks: 300 of 129 x 131 (4 rounds against 5).
+// rounds of blocks: 300 of 150 x 151 (4 rounds against 5).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
                                            BatchCase{{192, 256, 192}, 90, 0},
-                                           BatchCase{{129, 130, 131}, 300, 1}),
+                                           BatchCase{{150, 130, 151}, 300, 1}),
+                         BatchTestName);
+
+// Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
+// 64s as a batch of their own and the rest as strips beside it, where those
+// 64s are at least 128 on a side and their 128 x 128 tiles fill three
+// quarters of a GPU of 132 SMs at one per SM (99): a row and a column element
+// by element (129^3 x 100), 4 rows and 4 columns on 16 bytes with gaps of 4
+// (260 x 100 x 196 x 30, 132 x 77 x 132 x 100), 3 rows and 2 columns (131 x
+// 300 x 194), whole 64s in 64 x 64 tiles (196 x 64 x 196), columns only
+// (1024 x 1024 x 1028, whose two problems would split K uncut), rows only (258
+// x 50 x 256), and K of several chunks a warp with a remainder (132 x 1000 x
+// 130).
+INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{129, 129, 129}, 100, 1},
+                                           BatchCase{{260, 100, 196}, 30, 4},
+                                           BatchCase{{132, 77, 132}, 100, 4},
+                                           BatchCase{{131, 300, 194}, 100, 1},
+                                           BatchCase{{196, 64, 196}, 100, 0},
+                                           BatchCase{{1024, 1024, 1028}, 2, 0},
+                                           BatchCase{{258, 50, 256}, 40, 0},
+                                           BatchCase{{132, 1000, 130}, 100, 1}),
                          BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
