@@ -1147,12 +1147,14 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
 // 0.1812). The whole 64s keep K whole (a split adds into C zeroed as one
 // matrix, and theirs are not: WholeProblems), so they are cut off only where
 // their 128 x 128 tiles fill at least kMinFill of a round of one per SM
-// (257^3 x 3, whose whole 64s fill 12 of 132 SMs, 0.0233 against 0.0184 split;
-// 513^3 x 6, 96, even; 769^3 x 3, 108, 0.1117 against 0.1162). They are at
-// least 128 on a side and K at most INT_MAX / 2, so that they take the
-// warp-tiled kernels, which read the pitches (one-tile problems' staged
-// kernel and the register-blocked one for longer K do not; 65^3 x 4096 cut
-// measured even).
+// (769^3 x 3, 108 tiles on 132 SMs, 0.1117 against 0.1162; 257^3 x 3, 12,
+// 0.0233 against 0.0184 split). From half a round they lost: 644^3 x 3 (75)
+// 0.0724 against 0.0569, 772^3 x 2 (72) 0.0840 against 0.0690, 836^3 x 2 (98)
+// 0.0927 against 0.0844, 900^3 x 2 (98) 0.0963 against 0.0956; 513^3 x 6
+// (96) even. The whole 64s are at least 128 on a side and K at most INT_MAX /
+// 2, so that they take the warp-tiled kernels, which read the pitches
+// (one-tile problems' staged kernel and the register-blocked one for longer K
+// do not; 65^3 x 4096 cut measured even).
 cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kEdgeTile = 64;
   constexpr int64_t kMaxEdge = 4;
