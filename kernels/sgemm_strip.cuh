@@ -3,13 +3,13 @@
 // strip each warp takes rows of A and reduces along K across its lanes; in a
 // row strip each lane takes a run of 4 columns of B and each warp a part of K.
 //
-// A strip runs beside the kernel before it in the stream, the warp-tiled
-// product of C's other columns, whose output it neither reads nor writes: it
-// lets the next grid launch at once (grid_dependency.cuh) but waits for the
-// one before only at its end, so that its own end still marks that kernel's
-// end. What it reads (A, B, and the zeros in C it adds to) was written before
-// that kernel's blocks passed their own wait, so before this grid was
-// launched at all.
+// A strip runs beside the kernels before it in the stream, the warp-tiled
+// product of the rest of C (and a column strip beside it), whose output it
+// neither reads nor writes: it lets the next grid launch at once
+// (grid_dependency.cuh) but waits for the one before only at its end, so that
+// its own end still marks their end. What it reads (A, B, and the zeros in C
+// it adds to) was written before the product's blocks passed their own wait,
+// so before this grid was launched at all.
 #ifndef MATSERVE_KERNELS_SGEMM_STRIP_CUH_
 #define MATSERVE_KERNELS_SGEMM_STRIP_CUH_
 
