@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/launch.h"
@@ -604,22 +603,6 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
                           stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
-// Calls launch(std::integral_constant<int, R>()) for the R runs of 4 (1 to
-// 4) that cover `width`, and returns what it returns.
-template <typename Launch>
-cudaError_t WithRuns(int width, Launch launch) {
-  switch (CeilDiv(width, 4)) {
-    case 1:
-      return launch(std::integral_constant<int, 1>());
-    case 2:
-      return launch(std::integral_constant<int, 2>());
-    case 3:
-      return launch(std::integral_constant<int, 3>());
-    default:
-      return launch(std::integral_constant<int, 4>());
-  }
-}
-
 // C[:, 0, width) = A * B[:, 0, width) for each problem of p, with b and c at
 // the strip's first column (sgemm_strip.cuh), width 1 to 16. A single
 // product's K splits so that the blocks about fill the GPU once, and adds
@@ -644,14 +627,26 @@ cudaError_t LaunchStrip(const Batch& p, int width, const float* b, float* c,
                           p.ldb, p.stride_b, c, p.ldc, p.stride_c, k_per_split);
 }
 
+template <bool kVectorB>
+cudaError_t SgemmStripAs(const Batch& p, int width, const float* b, float* c,
+                         cudaStream_t stream) {
+  switch (CeilDiv(width, 4)) {
+    case 1:
+      return LaunchStrip<1, kVectorB>(p, width, b, c, stream);
+    case 2:
+      return LaunchStrip<2, kVectorB>(p, width, b, c, stream);
+    case 3:
+      return LaunchStrip<3, kVectorB>(p, width, b, c, stream);
+    default:
+      return LaunchStrip<4, kVectorB>(p, width, b, c, stream);
+  }
+}
+
 cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
                        cudaStream_t stream) {
-  return WithRuns(width, [&](auto runs) {
-    constexpr int kRuns = decltype(runs)::value;
-    return Vectorizable(b, p.ldb, p.stride_b)
-               ? LaunchStrip<kRuns, true>(p, width, b, c, stream)
-               : LaunchStrip<kRuns, false>(p, width, b, c, stream);
-  });
+  return Vectorizable(b, p.ldb, p.stride_b)
+             ? SgemmStripAs<true>(p, width, b, c, stream)
+             : SgemmStripAs<false>(p, width, b, c, stream);
 }
 
 // C[0, height) = A[0, height) * B for each problem of p, with a and c at the
