@@ -130,11 +130,14 @@ __device__ inline float Unpinned(float value) {
 // one 16-byte copy of its elements inside the matrix (or the split), which
 // zero-fills the rest and reads nothing past them. kVectorB: the same along
 // N for B. Otherwise each element is copied on its own, the lanes of a warp
-// taking consecutive elements of a row (kCopyWidth). A run of 4 of C is
-// stored (or added) as one 16-byte access where it is whole and starts on 16
-// bytes, else element by element. Out-of-range elements are staged as zero;
-// A's and B's K-edges coincide, so a padding zero only meets another padding
-// zero or an output that is never stored.
+// taking consecutive elements of a row (kCopyWidth). (Copies through
+// registers instead, 16-byte loads realigned by selects and stored after the
+// step's multiply-adds, measured slower on an H100: 1001^3 x 2 0.1491 and,
+// a unit a lane, 0.2056 ms against 0.1167; docs/benchmarks.md, session 22.)
+// A run of 4 of C is stored (or added) as one 16-byte access where it is
+// whole and starts on 16 bytes, else element by element. Out-of-range
+// elements are staged as zero; A's and B's K-edges coincide, so a padding
+// zero only meets another padding zero or an output that is never stored.
 //
 // kBulk (sm_90 and later; with kVectorA and kVectorB): one thread copies each
 // step as two bulk tensor copies from maps.a (K x M x count, innermost first)
