@@ -133,9 +133,9 @@ __device__ inline float Unpinned(float value) {
 // taking consecutive elements of a row (kCopyWidth). (Copies through
 // registers instead, 16-byte loads realigned by selects and stored after the
 // step's multiply-adds, measured slower on an H100: 1001^3 x 2 0.1491 and,
-// a unit a lane, 0.2056 ms against 0.1167; ptxas reused the register of an
-// element loaded but never stored, so the loop waited for the loads;
-// docs/benchmarks.md, session 22.)
+// a unit a lane, 0.2056 ms against 0.1167; and with no loaded register
+// reused before the store, so that the loop no longer waited for the loads,
+// 0.1255 against 0.1164; docs/benchmarks.md, sessions 22 and 23.)
 // A run of 4 of C is stored (or added) as one 16-byte access where it is
 // whole and starts on 16 bytes, else element by element. Out-of-range
 // elements are staged as zero; A's and B's K-edges coincide, so a padding
