@@ -309,6 +309,12 @@ cudaError_t SgemmStaged(const Batch& p, cudaStream_t stream, bool* launched) {
                           p.c, p.stride_c, p.count);
 }
 
+// The area of C that p's tiles of shape S cover.
+template <typename S>
+int64_t PaddedArea(const Batch& p) {
+  return RoundUp(p.m, S::kBlockM) * RoundUp(p.n, S::kBlockN);
+}
+
 // Batches of problems under 128 on a side take 64 x 64 tiles. Where each
 // problem is one tile, the staged kernel takes the batch if it can (every row
 // on 16 bytes, a batch the driver can describe as tensors); otherwise the
@@ -326,9 +332,23 @@ cudaError_t SgemmStaged(const Batch& p, cudaStream_t stream, bool* launched) {
 // 64x200x64 x 2048 0.1020 against 0.1010), and so did steps of 32 for 64 x 64
 // tiles of problems over 64 (100x1000x100 x 200 0.1843 against 0.1749,
 // 96x512x96 x 1000 0.3994 against 0.3867).
+//
+// Batches of problems up to 96 on a side whose C 96 x 96 tiles (one a
+// problem) pad less than 64 x 64 ones take those (WarpTiledMid). Measured on
+// an H100 against 64 x 64 tiles (ms, docs/benchmarks.md, session 23): 70^3 x
+// 2048 0.1379 against 0.1826, 65^3 x 4096 0.2605 against 0.3433, 90x91x90 x
+// 1000 0.0922 against 0.1295, 72^3 x 2048 0.1184 against 0.1407, 80^3 x 1000
+// 0.0669 against 0.0772, 88^3 x 1000 0.0736 against 0.0905, 96^3 x 1000
+// 0.0757 against 0.1006, 96x200x96 x 500 0.0692 against 0.0947, 70x300x70 x
+// 500 0.1104 against 0.1304, 77^3 x 300 0.0395 against 0.0407.
 cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
   using S = WarpTiledOneTile;
   using Long = LongSteps<S>;
+  if (p.count > 1 && p.m <= WarpTiledMid::kBlockM &&
+      p.n <= WarpTiledMid::kBlockN &&
+      PaddedArea<WarpTiledMid>(p) < PaddedArea<WarpTiledSmall>(p)) {
+    return SgemmWarpTiledAs<WarpTiledMid>(p, stream);
+  }
   if (p.count == 1 || p.m > S::kBlockM || p.n > S::kBlockN ||
       p.k > INT_MAX / 2) {
     return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
@@ -350,11 +370,6 @@ cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
 // (docs/benchmarks.md): 2000x2000x700 went from 98% of cuBLAS to 104%,
 // 1000x1000x300 from 100% to 109%, 500x4000x900 from 85% to 95%, and
 // 1000x3000x777 from 80% to 78%.
-template <typename S>
-int64_t PaddedArea(const Batch& p) {
-  return RoundUp(p.m, S::kBlockM) * RoundUp(p.n, S::kBlockN);
-}
-
 bool TallPadsLess(const Batch& p) {
   return PaddedArea<WarpTiledTall>(p) < PaddedArea<WarpTiledWide>(p);
 }

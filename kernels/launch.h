@@ -286,14 +286,24 @@ using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
+// Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
+// (SgemmWarpTiledSmall in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
+// a lane, K steps of 8 in six stages, two blocks per SM (195-226 registers,
+// no spills). Measured on an H100 (ms, docs/benchmarks.md, session 23): four
+// blocks per SM ran faster (70^3 x 2048 0.1240 against 0.1379, 96^3 x 1000
+// 0.0704 against 0.0757) but spilled up to 120 bytes at ptxas's 168
+// registers; K steps of 16 in four stages, four per SM, spilled up to 232
+// and ran slower (0.1448).
+using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 2, 4, 3>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
 // multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)
 // and for one-tile problems whose K pads no further to them than to steps of
 // 16 (SgemmWarpTiledSmall). The same tiles and blocks per SM, so the same
 // rounds and splits.
 template <typename S>
-using LongSteps = WarpTiledShape<S::kBlockM, S::kBlockN, 32, S::kWarpM,
-                                 S::kWarpN, 2, S::kMinBlocksPerSm, S::kFragK>;
+using LongSteps =
+    WarpTiledShape<S::kBlockM, S::kBlockN, 32, S::kWarpM, S::kWarpN, 2,
+                   S::kMinBlocksPerSm, S::kFragK, S::kRunsN>;
 // Products whose 64-wide tiles would fill the GPU's rounds of blocks badly
 // take 128 x 128 tiles of eight 32 x 64 warp tiles where those fill them
 // (TakesBigTiles in kernels.cu): two blocks per SM, 128 registers, K steps of

@@ -123,7 +123,7 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     // 0.0630. With 64-wide tiles on 128-byte lines, bulk copies lost where K
     // splits (4096^3 2.735 against 2.642, 768^3 x 2 0.0569 against 0.0543) and
     // measured even elsewhere.
-    if constexpr (!kPersistent) {
+    if constexpr (!kPersistent && S::kBulkable) {
       if (kWholeK<S> || !p.OperandsOnLines()) {
         bool launched = false;
         const cudaError_t error = LaunchBulk<S, kSplitK>(
@@ -168,6 +168,8 @@ template LaunchWarpTiledFunction
     LaunchWarpTiled<LongSteps<WarpTiledTall>, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBigAlone, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;

@@ -1,7 +1,7 @@
-// Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 of C per
-// thread, operands copied into a ring of shared-memory stages several K steps
-// ahead (by cp.async, or by bulk tensor copies), and an optional split of K
-// across blocks. It waits for the kernel before it in the stream
+// Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 or 8 x 12 of
+// C per thread, operands copied into a ring of shared-memory stages several K
+// steps ahead (by cp.async, or by bulk tensor copies), and an optional split of
+// K across blocks. It waits for the kernel before it in the stream
 // (grid_dependency.cuh) before touching memory.
 #ifndef MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
@@ -19,10 +19,10 @@ namespace matserve::kernels {
 // A block computes a kBlockM x kBlockN tile of C in steps of kBlockK along K,
 // with kStages steps in shared memory (the next kStages - 1 in flight while
 // one is computed). Each warp owns a kWarpM x kWarpN piece of the tile and
-// each lane an 8 x 8 block of that; a lane reads its A fragment kFragK
-// columns at a time (one 4-, 8- or 16-byte read per row).
+// each lane an 8 x (4 * kRunsN) block of that; a lane reads its A fragment
+// kFragK columns at a time (one 4-, 8- or 16-byte read per row).
 template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpM_, int kWarpN_,
-          int kStages_, int kMinBlocksPerSm_, int kFragK_ = 2>
+          int kStages_, int kMinBlocksPerSm_, int kFragK_ = 2, int kRunsN_ = 2>
 struct WarpTiledShape {
   static constexpr int kBlockM = kBlockM_;
   static constexpr int kBlockN = kBlockN_;
@@ -32,11 +32,14 @@ struct WarpTiledShape {
   static constexpr int kStages = kStages_;
   static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
   static constexpr int kFragK = kFragK_;
+  static constexpr int kRunsN = kRunsN_;
 
-  // A lane's columns are two runs of 4, kWarpN / 2 apart; its rows are 8,
+  // A lane's columns are kRunsN runs of 4, kRunGap apart; its rows are 8,
   // kLanesM apart. So the lanes of a warp read kLanesM consecutive rows of A
   // and kLanesN consecutive runs of B at once.
-  static constexpr int kLanesN = kWarpN / 8;
+  static constexpr int kLaneN = 4 * kRunsN;
+  static constexpr int kRunGap = kWarpN / kRunsN;
+  static constexpr int kLanesN = kWarpN / kLaneN;
   static constexpr int kLanesM = 32 / kLanesN;
   static constexpr int kWarpsM = kBlockM / kWarpM;
   static constexpr int kWarpsN = kBlockN / kWarpN;
@@ -55,15 +58,17 @@ struct WarpTiledShape {
   // After the stages, a barrier per stage.
   static constexpr int kBulkSharedBytes = kSharedBytes + kStages * 8;
 
-  static_assert(kLanesN * kLanesM == 32 && kLanesM * 8 == kWarpM,
-                "32 lanes of 8 x 8 cover the warp tile");
+  static_assert(kLanesN * kLanesM == 32 && kLanesM * 8 == kWarpM &&
+                    kLanesN * kLaneN == kWarpN,
+                "32 lanes of 8 x kLaneN cover the warp tile");
   static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0,
                 "whole warp tiles per block tile");
   static_assert(kPitchA / 4 % 2 == 1, "odd 16-byte units per row of A");
   static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
   static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
-  static_assert(kStageFloats * 4 % 1024 == 0 && kFloatsA * 4 % 128 == 0,
-                "A's swizzled boxes start on 1024 bytes, B's on 128");
+  // Bulk copies' boxes: A's, swizzled, start on 1024 bytes, B's on 128.
+  static constexpr bool kBulkable =
+      kStageFloats * 4 % 1024 == 0 && kFloatsA * 4 % 128 == 0;
 };
 
 // The tensors of A and B that a kernel with bulk copies reads (kernel
@@ -180,7 +185,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
   static_assert(
       !kBulk || (kVectorA && kVectorB && !kWholeSteps && !kPersistent &&
-                 S::kFragK == 4),
+                 S::kFragK == 4 && S::kBulkable),
       "bulk copies read whole 16-byte units of rows that do not move");
   WaitForPriorGrid();
   AllowDependentLaunch();
@@ -224,18 +229,22 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // kWidthA elements (a 16-byte run, or one element); B's likewise. Element by
   // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
   // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
-  // 128 x 128 tiles spilled). Measured on an H100 against a run of 4 per lane
-  // copied element by element, which read each sector four times over and
-  // wrote shared memory with bank conflicts (ms, docs/benchmarks.md, session
-  // 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x 100, 16-byte: 0.6003),
-  // 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832 against 0.1007,
-  // 777^3 x 10 0.3333 against 0.3599, 1023^3 0.0725 against 0.0764. The
-  // sources advance one step at a time.
+  // 128 x 128 tiles spilled); with steps of 8, kBlockK lanes cross A's row,
+  // and where the block's warps don't divide the step's rows of B (three warps
+  // of 96 x 96 tiles), a row of B takes the whole block. Measured on an H100
+  // against a run of 4 per lane copied element by element, which read each
+  // sector four times over and wrote shared memory with bank conflicts (ms,
+  // docs/benchmarks.md, session 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x
+  // 100, 16-byte: 0.6003), 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832
+  // against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3 0.0725 against
+  // 0.0764. The sources advance one step at a time.
   const int tid = threadIdx.x;
   constexpr int kWidthA = kCopyWidth<kVectorA>;
   constexpr int kWidthB = kCopyWidth<kVectorB>;
-  constexpr int kSpanA = kVectorA ? S::kBlockK : 256 / S::kBlockK;
-  constexpr int kSpanB = kVectorB ? S::kBlockN : 32;
+  constexpr int kSpanA =
+      kVectorA || S::kBlockK < 16 ? S::kBlockK : 256 / S::kBlockK;
+  constexpr int kSpanB =
+      kVectorB || S::kBlockK % (S::kThreads / 32) != 0 ? S::kBlockN : 32;
   constexpr int kRowsA = S::kThreads * kWidthA / kSpanA;
   constexpr int kRowsB = S::kThreads * kWidthB / kSpanB;
   constexpr int kCopiesA = S::kBlockM / kRowsA;
@@ -386,7 +395,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   };
 
-  float acc[8][8] = {};
+  float acc[8][S::kLaneN] = {};
   auto compute_step = [&](int stage) {
     const float* a_stage = shared + stage * S::kStageFloats;
     const float* b_stage = a_stage + S::kFloatsA;
@@ -401,13 +410,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       }
 #pragma unroll
       for (int q = 0; q < S::kFragK; ++q) {
-        float b_frag[8];
+        float b_frag[S::kLaneN];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < S::kRunsN; ++h) {
           *reinterpret_cast<float4*>(&b_frag[h * 4]) =
               *reinterpret_cast<const float4*>(
-                  &b_stage[(kk + q) * S::kBlockN + warp_col +
-                           h * (S::kWarpN / 2)]);
+                  &b_stage[(kk + q) * S::kBlockN + warp_col + h * S::kRunGap]);
         }
         OuterProduct(acc, a_frag, q, b_frag);
       }
@@ -431,12 +439,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       const int64_t row = block_row + lane_row(i);
       if (row >= rows || (kShiftEdges && lane_row(i) < shift_rows)) continue;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int64_t col = block_col + warp_col + h * (S::kWarpN / 2);
+      for (int h = 0; h < S::kRunsN; ++h) {
+        const int64_t col = block_col + warp_col + h * S::kRunGap;
         const float* v = &acc[i][h * 4];
         float* out = &out_c[row * pitch + col];
         auto stored_before = [&](int j) {
-          return kShiftEdges && warp_col + h * (S::kWarpN / 2) + j < shift_cols;
+          return kShiftEdges && warp_col + h * S::kRunGap + j < shift_cols;
         };
         if (col + 4 <= cols && !stored_before(0) &&
             reinterpret_cast<uintptr_t>(out) % 16 == 0) {
@@ -489,9 +497,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        shared[lane_row(i) * kPitchC + warp_col + j % 4 +
-               j / 4 * (S::kWarpN / 2)] = acc[i][j];
+      for (int j = 0; j < S::kLaneN; ++j) {
+        shared[lane_row(i) * kPitchC + warp_col + j % 4 + j / 4 * S::kRunGap] =
+            acc[i][j];
       }
     }
     __syncthreads();
@@ -553,7 +561,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) acc[i][j] = 0;
+        for (int j = 0; j < S::kLaneN; ++j) acc[i][j] = 0;
       }
     }
   } else if constexpr (kBulk) {

@@ -446,6 +446,22 @@ INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                                            BatchCase{{150, 130, 151}, 300, 1}),
                          BatchTestName);
 
+// Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
+// 64 x 64 ones take those, one a problem (three warps of 8 x 12 lanes, K steps
+// of 8): element by element (70^3, K of one with prime sides), on 16 bytes
+// (72^3), A on 16 bytes and B not (65 x 300 x 90 with gaps of 4), whole
+// tiles with unchecked steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise
+// with gaps of 1), and two problems with a long K, which split it.
+INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{70, 70, 70}, 50, 0},
+                                           BatchCase{{89, 1, 67}, 100, 0},
+                                           BatchCase{{72, 72, 72}, 40, 0},
+                                           BatchCase{{65, 300, 90}, 64, 4},
+                                           BatchCase{{96, 96, 96}, 30, 0},
+                                           BatchCase{{96, 97, 96}, 20, 1},
+                                           BatchCase{{90, 4099, 91}, 2, 0}),
+                         BatchTestName);
+
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those
 // 64s are at least 128 on a side and their 128 x 128 tiles fill three
