@@ -332,30 +332,9 @@ int64_t PaddedArea(const Batch& p) {
 // 64x200x64 x 2048 0.1020 against 0.1010), and so did steps of 32 for 64 x 64
 // tiles of problems over 64 (100x1000x100 x 200 0.1843 against 0.1749,
 // 96x512x96 x 1000 0.3994 against 0.3867).
-//
-// Batches of problems up to 96 on a side whose C 96 x 96 tiles (one a problem)
-// pad less than 64 x 64 ones take those (WarpTiledMid) where they fill a round
-// of blocks: with fewer problems the 64 x 64 tiles, four a problem, spread
-// wider (96^3 x 3 0.0090 against 0.0122, 90x4099x91 x 2 0.0223 against 0.0242).
-// The 96 x 96 tiles, measured on an H100 against 64 x 64 tiles (ms,
-// docs/benchmarks.md, session 23): 70^3 x 2048 0.1379 against 0.1826, 65^3 x
-// 4096 0.2605 against 0.3433, 90x91x90 x 1000 0.0922 against 0.1295, 72^3 x
-// 2048 0.1184 against 0.1407, 80^3 x 1000 0.0669 against 0.0772, 88^3 x 1000
-// 0.0736 against 0.0905, 96^3 x 1000 0.0757 against 0.1006, 96x200x96 x 500
-// 0.0692 against 0.0947, 70x300x70 x 500 0.1104 against 0.1304, 77^3 x 300
-// 0.0395 against 0.0407.
 cudaError_t SgemmWarpTiledSmall(const Batch& p, cudaStream_t stream) {
   using S = WarpTiledOneTile;
   using Long = LongSteps<S>;
-  int64_t mid_slots = 0;
-  if (cudaError_t error = WarpTiledSlots<WarpTiledMid>(&mid_slots)) {
-    return error;
-  }
-  if (p.count >= mid_slots && p.m <= WarpTiledMid::kBlockM &&
-      p.n <= WarpTiledMid::kBlockN &&
-      PaddedArea<WarpTiledMid>(p) < PaddedArea<WarpTiledSmall>(p)) {
-    return SgemmWarpTiledAs<WarpTiledMid>(p, stream);
-  }
   if (p.count == 1 || p.m > S::kBlockM || p.n > S::kBlockN ||
       p.k > INT_MAX / 2) {
     return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
@@ -431,6 +410,26 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
   }
   if (cudaError_t error = Rounds<S>(p, &rounds)) return error;
   *small = small_rounds < rounds;
+  return cudaSuccess;
+}
+
+// Sets *mid to whether a batch of problems under 128 on a side takes 96 x 96
+// tiles (WarpTiledMid), one a problem, rather than 64 x 64 ones: where its
+// problems fit them, they pad C less, and they fill a round of blocks (with
+// fewer problems the 64 x 64 tiles, four a problem, spread wider: 96^3 x 3
+// 0.0090 against 0.0122, 90x4099x91 x 2 0.0223 against 0.0242). The 96 x 96
+// tiles, measured on an H100 against 64 x 64 tiles (ms, docs/benchmarks.md,
+// session 23): 70^3 x 2048 0.1379 against 0.1826, 65^3 x 4096 0.2605 against
+// 0.3433, 90x91x90 x 1000 0.0922 against 0.1295, 72^3 x 2048 0.1184 against
+// 0.1407, 80^3 x 1000 0.0669 against 0.0772, 88^3 x 1000 0.0736 against 0.0905,
+// 96^3 x 1000 0.0757 against 0.1006, 96x200x96 x 500 0.0692 against 0.0947,
+// 70x300x70 x 500 0.1104 against 0.1304, 77^3 x 300 0.0395 against 0.0407.
+cudaError_t TakesMidTiles(const Batch& p, bool* mid) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<WarpTiledMid>(&slots)) return error;
+  *mid = p.count >= slots && p.m <= WarpTiledMid::kBlockM &&
+         p.n <= WarpTiledMid::kBlockN &&
+         PaddedArea<WarpTiledMid>(p) < PaddedArea<WarpTiledSmall>(p);
   return cudaSuccess;
 }
 
@@ -1139,7 +1138,12 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
 
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
-  if (p.m < 128 || p.n < 128) return SgemmWarpTiledSmall(p, stream);
+  if (p.m < 128 || p.n < 128) {
+    bool mid = false;
+    if (cudaError_t error = TakesMidTiles(p, &mid)) return error;
+    return mid ? SgemmWarpTiledAs<WarpTiledMid>(p, stream)
+               : SgemmWarpTiledSmall(p, stream);
+  }
   bool small = false;
   if (cudaError_t error = TallPadsLess(p)
                               ? TakesSmallTiles<WarpTiledTall>(p, &small)

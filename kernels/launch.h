@@ -287,7 +287,7 @@ using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
-// (SgemmWarpTiledSmall in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
+// (TakesMidTiles in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
 // a lane, K steps of 8 in six stages, two blocks per SM (195-226 registers,
 // no spills). Measured on an H100 (ms, docs/benchmarks.md, session 23): four
 // blocks per SM ran faster (70^3 x 2048 0.1240 against 0.1379, 96^3 x 1000
