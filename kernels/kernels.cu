@@ -415,19 +415,24 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
 
 // Sets *mid to whether a batch of problems under 128 on a side takes 96 x 96
 // tiles (WarpTiledMid), one a problem, rather than 64 x 64 ones: where its
-// problems fit them, they pad C less, and they fill a round of blocks (with
-// fewer problems the 64 x 64 tiles, four a problem, spread wider: 96^3 x 3
-// 0.0090 against 0.0122, 90x4099x91 x 2 0.0223 against 0.0242). The 96 x 96
-// tiles, measured on an H100 against 64 x 64 tiles (ms, docs/benchmarks.md,
-// session 23): 70^3 x 2048 0.1379 against 0.1826, 65^3 x 4096 0.2605 against
-// 0.3433, 90x91x90 x 1000 0.0922 against 0.1295, 72^3 x 2048 0.1184 against
-// 0.1407, 80^3 x 1000 0.0669 against 0.0772, 88^3 x 1000 0.0736 against 0.0905,
-// 96^3 x 1000 0.0757 against 0.1006, 96x200x96 x 500 0.0692 against 0.0947,
-// 70x300x70 x 500 0.1104 against 0.1304, 77^3 x 300 0.0395 against 0.0407.
+// problems fit them, they pad C less, and they cover three SMs in four. With
+// fewer problems the 64 x 64 tiles, four a problem, spread wider: 70^3 x 66
+// 0.0140 ms against 0.0118, 96^3 x 66 0.0141 against 0.0111; at 80 problems
+// the 96 x 96 tiles led by 3-6%, at 100 by 9-52%. Measured on an H100 against
+// 64 x 64 tiles (ms, docs/benchmarks.md, session 24): 70^3 x 100 0.0141
+// against 0.0189, 70^3 x 200 0.0196 against 0.0281, 77^3 x 100 0.0152 against
+// 0.0196, 88^3 x 132 0.0141 against 0.0188, 96^3 x 132 0.0145 against 0.0207,
+// 90x1000x91 x 132 0.0871 against 0.1217; against the 96 x 96 tiles at two
+// blocks per SM from 264 problems (session 23), 70^3 x 2048 0.1121 against
+// 0.1381, 65^3 x 4096 0.2115 against 0.2611, 96^3 x 1000 0.0656 against
+// 0.0756, 70^3 x 300 0.0284 against 0.0352, but 70^3 x 264 0.0196 against
+// 0.0190, 88^3 x 600 0.0560 against 0.0538 and 96^3 x 600 0.0576 against
+// 0.0556. Where the split rules cut K into many short parts, they lost to
+// 64 x 64 tiles: 90x1000x91 x 200 (13 parts) 0.1875 against 0.1647.
 cudaError_t TakesMidTiles(const Batch& p, bool* mid) {
-  int64_t slots = 0;
-  if (cudaError_t error = WarpTiledSlots<WarpTiledMid>(&slots)) return error;
-  *mid = p.count >= slots && p.m <= WarpTiledMid::kBlockM &&
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  *mid = 4 * p.count >= 3 * sms && p.m <= WarpTiledMid::kBlockM &&
          p.n <= WarpTiledMid::kBlockN &&
          PaddedArea<WarpTiledMid>(p) < PaddedArea<WarpTiledSmall>(p);
   return cudaSuccess;

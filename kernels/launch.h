@@ -288,13 +288,16 @@ using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
 // (TakesMidTiles in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
-// a lane, K steps of 8 in six stages, two blocks per SM (195-226 registers,
-// no spills). Measured on an H100 (ms, docs/benchmarks.md, session 23): four
-// blocks per SM ran faster (70^3 x 2048 0.1240 against 0.1379, 96^3 x 1000
-// 0.0704 against 0.0757) but spilled up to 120 bytes at ptxas's 168
-// registers; K steps of 16 in four stages, four per SM, spilled up to 232
-// and ran slower (0.1448).
-using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 2, 4, 3>;
+// a lane, K steps of 8 in six stages, four blocks per SM (168 registers, no
+// spills: the copies work out their rows of A at each step, kFewRegisters in
+// sgemm_warp_tiled.cuh). Measured on an H100 (ms, docs/benchmarks.md,
+// sessions 23 and 24): against two blocks per SM (195-226 registers), 70^3 x
+// 2048 0.1121 against 0.1381, 96^3 x 1000 0.0656 against 0.0756, 72^3 x 2048
+// 0.0961 against 0.1186; four with the rows held across the loop spilled up
+// to 120 bytes and gained less (session 23: 0.1240 against 0.1379 and 0.0704
+// against 0.0757); K steps of 16 in four stages, four per SM, spilled up to
+// 232 and ran slower (0.1448).
+using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 4, 4, 3>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
 // multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)
 // and for one-tile problems whose K pads no further to them than to steps of

@@ -272,9 +272,16 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     b_length[c] = run_length(n - block_col - b_col - c * kSpanB);
   }
 
-  // kWholeSteps: the pieces of A's copy row r read from a_src + a_offset[r]
-  // (with 16-byte copies of both, the row clamped), and B's from b_whole (the
-  // column clamped likewise).
+  // Where a lane's accumulators leave few registers (8 x 12 of them at 168),
+  // the copies work out which rows of A they read at each step, from an
+  // Opaque count of the rows left, rather than hold them across the loop
+  // (held, they spilled up to 120 bytes).
+  constexpr bool kFewRegisters = S::kLaneN > 8;
+  auto rows_left = [&] { return Opaque(m - block_row); };
+
+  // kWholeSteps: the pieces of A's copy row r read from a_whole(r) (with
+  // 16-byte copies of both, the row clamped), and B's from b_whole (the column
+  // clamped likewise).
   int64_t a_offset[kCopiesA];
 #pragma unroll
   for (int r = 0; r < kCopiesA; ++r) {
@@ -282,6 +289,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     a_offset[r] = ((row < m ? row : m - 1) - block_row - a_row) * lda;
   }
   auto a_whole = [&](int r) {
+    if (kFewRegisters && !kShiftEdges) {
+      const int64_t last = rows_left() - 1 - a_row;
+      return a_src + (r * kRowsA < last ? r * kRowsA : last) * lda;
+    }
     return a_src + (kShiftEdges ? r * kRowsA * lda : a_offset[r]);
   };
   const float* b_whole =
@@ -327,7 +338,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         CopyPieceAsync<kVectorA>(
             &a_stage[row * S::kPitchA + a_col + c * kSpanA], a,
             a_src + r * kRowsA * lda + c * kSpanA,
-            block_row + row < m ? a_length[c] : 0);
+            (kFewRegisters ? row < rows_left() : block_row + row < m)
+                ? a_length[c]
+                : 0);
       }
     }
 #pragma unroll

@@ -448,16 +448,15 @@ INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
 
 // Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
 // 64 x 64 ones take those, one a problem (three warps of 8 x 12 lanes, K steps
-// of 8), where they fill a round of blocks (264 on a GPU of 132 SMs; the last
-// 36 of 300 problems split K where it is long enough): element by element
-// (70^3, K of one with prime sides, 90 x 1000 x 91), on 16 bytes (72^3), A on
-// 16 bytes and B not (65 x 300 x 90 with gaps of 4), and whole tiles with
-// unchecked steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise with gaps of
-// 1).
+// of 8, four blocks per SM), where they cover three quarters of the SMs (99 on
+// a GPU of 132): element by element (70^3, K of one with prime sides, and 132
+// of 90 x 1000 x 91, which split K in 4), on 16 bytes (72^3), A on 16 bytes
+// and B not (65 x 300 x 90 with gaps of 4), and whole tiles with unchecked
+// steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise with gaps of 1).
 INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{70, 70, 70}, 300, 0},
                                            BatchCase{{89, 1, 67}, 300, 0},
-                                           BatchCase{{90, 1000, 91}, 300, 0},
+                                           BatchCase{{90, 1000, 91}, 132, 0},
                                            BatchCase{{72, 72, 72}, 300, 0},
                                            BatchCase{{65, 300, 90}, 300, 4},
                                            BatchCase{{96, 96, 96}, 300, 0},
