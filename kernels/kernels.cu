@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/launch.h"
@@ -1141,13 +1142,80 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
   return false;
 }
 
+// Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
+// (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
+// side and not both operands on 16 bytes: problems of one 64 x 64 tile where
+// the persistent blocks that would take them hold the batch in half a round;
+// others in place of 64 x 64 tiles where the 32 x 32 ones pad C no more (both
+// operands element by element) or less (one on 16 bytes); in place of other
+// shapes, where they pad C less than three quarters as much, or S's blocks
+// fill less than a round (96 x 96 tiles) or a quarter of one (64-wide tiles).
+// Measured on an H100 against the shapes before (ms, docs/benchmarks.md,
+// session 24): one tile, 50^3 x 100 0.0063 against 0.0114, 33x35x33 x 100
+// 0.0055 against 0.0083, 50x52x50 x 100 0.0061 against 0.0110, 60x61x60 x 200
+// 0.0086 against 0.0116 (but 40x41x40 x 528 0.0121 against 0.0108, 60x61x60 x
+// 1000 0.0318 against 0.0284); against 64 x 64 tiles, 97^3 x 1000 0.1351
+// against 0.1443, 111x113x111 x 500 0.0828 against 0.0895, 150x151x150 x 250
+// 0.0782 against 0.1027, 40x90x90 x 1000 0.0549 against 0.0634, 160x100x170
+// x 100 0.0349 against 0.0429 (one operand on 16 bytes and as much padding,
+// 100x100x101 x 300, 0.0501 against 0.0480); against 96 x 96 tiles under a
+// round, 70^3 x
+// 100 0.0095 against 0.0140, 77^3 x 300 0.0281 against 0.0316 (but 70^3 x 528
+// 0.0388 against 0.0305, 70^3 x 2048 0.1208 against 0.1115); against 64-wide
+// tiles, 150x151x150 x 100 0.0400 against 0.0574, 200x131x130 x 40 0.0231
+// against 0.0283, 250x251x250 x 5 (a tenth of a round) 0.0147 against 0.0203
+// (but 230x231x229 x 30, 0.6 of a round, 0.0381 against 0.0366, and 190x191x190
+// x 30, three quarters the padding, 0.0298 against 0.0277). Where both
+// operands lie on 16 bytes, they lost: 100^3 x 1000 0.1588 against 0.1056,
+// 96^3 x 1000 0.0724 against 0.0654, 128^3 x 1000 0.1369 against 0.1161.
+template <typename S>
+cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
+  *tiny = false;
+  if (p.count == 1 || (p.VectorA() && p.VectorB()) || p.m >= 256 ||
+      p.n >= 256) {
+    return cudaSuccess;
+  }
+  if (p.m <= 64 && p.n <= 64) {
+    int64_t slots = 0;
+    if (cudaError_t error = WarpTiledSlots<WarpTiledOneTile>(&slots)) {
+      return error;
+    }
+    *tiny = 2 * p.count <= slots;
+    return cudaSuccess;
+  }
+  const int64_t tiny_area = PaddedArea<WarpTiledTiny>(p);
+  if constexpr (std::is_same_v<S, WarpTiledSmall>) {
+    *tiny = p.VectorA() || p.VectorB() ? tiny_area < PaddedArea<S>(p)
+                                       : tiny_area <= PaddedArea<S>(p);
+    return cudaSuccess;
+  }
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  constexpr int64_t kRoundParts = std::is_same_v<S, WarpTiledMid> ? 1 : 4;
+  *tiny =
+      4 * tiny_area < 3 * PaddedArea<S>(p) || Tiles<S>(p) * kRoundParts < slots;
+  return cudaSuccess;
+}
+
+// Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
+template <typename S, typename Launch>
+cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
+  bool tiny = false;
+  if (cudaError_t error = TakesTinyTiles<S>(p, &tiny)) return error;
+  return tiny ? SgemmWarpTiledAs<WarpTiledTiny>(p, stream) : launch();
+}
+
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
   if (p.m < 128 || p.n < 128) {
     bool mid = false;
     if (cudaError_t error = TakesMidTiles(p, &mid)) return error;
-    return mid ? SgemmWarpTiledAs<WarpTiledMid>(p, stream)
-               : SgemmWarpTiledSmall(p, stream);
+    if (mid) {
+      return TinyTilesOr<WarpTiledMid>(
+          p, stream, [&] { return SgemmWarpTiledAs<WarpTiledMid>(p, stream); });
+    }
+    return TinyTilesOr<WarpTiledSmall>(
+        p, stream, [&] { return SgemmWarpTiledSmall(p, stream); });
   }
   bool small = false;
   if (cudaError_t error = TallPadsLess(p)
@@ -1155,7 +1223,13 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
                               : TakesSmallTiles<WarpTiledWide>(p, &small)) {
     return error;
   }
-  return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
+  if (small) {
+    return TinyTilesOr<WarpTiledSmall>(
+        p, stream, [&] { return SgemmWarpTiledSmall(p, stream); });
+  }
+  auto launch = [&] { return SgemmWarpTiled(p, stream); };
+  return TallPadsLess(p) ? TinyTilesOr<WarpTiledTall>(p, stream, launch)
+                         : TinyTilesOr<WarpTiledWide>(p, stream, launch);
 }
 
 // A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile

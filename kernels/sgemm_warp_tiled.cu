@@ -170,6 +170,8 @@ template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTiny, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTiny, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBigAlone, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;

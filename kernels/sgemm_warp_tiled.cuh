@@ -1,4 +1,4 @@
-// Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 8 or 8 x 12 of
+// Warp-tiled SGEMM: block tiles of C split into warp tiles, 8 x 4 to 8 x 12 of
 // C per thread, operands copied into a ring of shared-memory stages several K
 // steps ahead (by cp.async, or by bulk tensor copies), and an optional split of
 // K across blocks. It waits for the kernel before it in the stream

@@ -285,8 +285,9 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
 
 // Each size class of the launcher (four problems per block up to 16, a warp
 // per problem up to 32, 64 x 64 tiles below 128, larger warp tiles from there
-// unless 64 x 64 ones pad C less), with batches that leave a block part empty,
-// on both the 16-byte and the element-wise paths.
+// unless 64 x 64 ones pad C less, 32 x 32 tiles for few problems element by
+// element), with batches that leave a block part empty, on both the 16-byte
+// and the element-wise paths.
 INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{1, 1, 1}, 5, 0},
                                            BatchCase{{16, 16, 16}, 9, 0},
@@ -323,15 +324,17 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
 // by 63 rows and 127 columns (257^3 x 3, K split, adding into C element by
-// element), A and B element-wise, only A (the last tile column moved by 124,
-// a multiple of 4, so C's 16-byte runs stay whole) or only B, and problems
-// exactly a tile wide.
+// element), A and B element-wise (270 x 131 x 130), only A (the last tile
+// column moved by 124, a multiple of 4, so C's 16-byte runs stay whole) or
+// only B, and problems exactly a tile high. (One side is at least 256, so that
+// 32 x 32 tiles don't take them, and 30 problems of 270 x 130 fill too little
+// of a round of 128 x 128 tiles for those to take them.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{257, 257, 257}, 3, 0},
-                                           BatchCase{{200, 131, 130}, 40, 0},
-                                           BatchCase{{129, 129, 132}, 30, 0},
-                                           BatchCase{{130, 132, 131}, 30, 1},
-                                           BatchCase{{64, 129, 128}, 50, 1}),
+                                           BatchCase{{270, 131, 130}, 30, 0},
+                                           BatchCase{{129, 129, 260}, 30, 0},
+                                           BatchCase{{260, 132, 131}, 30, 0},
+                                           BatchCase{{64, 129, 256}, 50, 1}),
                          BatchTestName);
 
 // Large batches whose rows are off 16 bytes copy them into padded rows first,
@@ -439,28 +442,50 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 // take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
 // elements, and 90 of 192 x 192 with K 256, the last 2 split in K after 88
 // unsplit on a GPU of 132 SMs. Element by element where those tiles take fewer
-// rounds of blocks: 300 of 150 x 151 (4 rounds against 5).
+// rounds of blocks: 30 of 300 x 301 x 301 (1 round against 2).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
                                            BatchCase{{192, 256, 192}, 90, 0},
-                                           BatchCase{{150, 130, 151}, 300, 1}),
+                                           BatchCase{{300, 301, 301}, 30, 1}),
                          BatchTestName);
 
 // Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
 // 64 x 64 ones take those, one a problem (three warps of 8 x 12 lanes, K steps
-// of 8, four blocks per SM), where they cover three quarters of the SMs (99 on
-// a GPU of 132): element by element (70^3, K of one with prime sides, and 132
-// of 90 x 1000 x 91, which split K in 4), on 16 bytes (72^3), A on 16 bytes
-// and B not (65 x 300 x 90 with gaps of 4), and whole tiles with unchecked
-// steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise with gaps of 1).
+// of 8, four blocks per SM), where they cover three quarters of the SMs and,
+// with an operand element by element, fill a round (528 on a GPU of 132 SMs):
+// element by element (70^3, K of one with prime sides, and 560 of 90 x 300 x
+// 91, the last 32 splitting K), on 16 bytes (72^3), A on 16 bytes and B not
+// (65 x 300 x 90 with gaps of 4), and whole tiles with unchecked steps (96^3
+// on 16 bytes, 96 x 97 x 96 element-wise with gaps of 1).
 INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{70, 70, 70}, 300, 0},
-                                           BatchCase{{89, 1, 67}, 300, 0},
-                                           BatchCase{{90, 1000, 91}, 132, 0},
+                         ::testing::Values(BatchCase{{70, 70, 70}, 600, 0},
+                                           BatchCase{{89, 1, 67}, 600, 0},
+                                           BatchCase{{90, 300, 91}, 560, 0},
                                            BatchCase{{72, 72, 72}, 300, 0},
-                                           BatchCase{{65, 300, 90}, 300, 4},
+                                           BatchCase{{65, 300, 90}, 600, 4},
                                            BatchCase{{96, 96, 96}, 300, 0},
-                                           BatchCase{{96, 97, 96}, 300, 1}),
+                                           BatchCase{{96, 97, 96}, 600, 1}),
+                         BatchTestName);
+
+// Batches with an operand element by element take 32 x 32 tiles of one warp
+// where those pad C less or spread wider (on a GPU of 132 SMs): one-tile
+// problems of a few batches (50^3 x 100, A on 16 bytes 50 x 52 x 50 x 100,
+// K of one 41 x 1 x 37 x 30), problems that 64 x 64 tiles would take (97^3 x
+// 50, primes 67 x 101 x 131 x 40, 65 x 300 x 90 x 50 with A on 16 bytes and
+// gaps of 4), that 96 x 96 tiles would take under a round (70 x 72 x 70 x
+// 300), and that 64-wide tiles would pad more (150 x 151 x 150 x 20 with gaps
+// of 1, 200 x 131 x 130 x 10, 250 x 251 x 250 x 5 under a quarter round).
+INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{50, 50, 50}, 100, 0},
+                                           BatchCase{{50, 52, 50}, 100, 0},
+                                           BatchCase{{41, 1, 37}, 30, 0},
+                                           BatchCase{{97, 97, 97}, 50, 0},
+                                           BatchCase{{67, 101, 131}, 40, 0},
+                                           BatchCase{{65, 300, 90}, 50, 4},
+                                           BatchCase{{70, 72, 70}, 300, 0},
+                                           BatchCase{{150, 151, 150}, 20, 1},
+                                           BatchCase{{200, 131, 130}, 10, 0},
+                                           BatchCase{{250, 251, 250}, 5, 0}),
                          BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
