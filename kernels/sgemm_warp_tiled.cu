@@ -172,6 +172,8 @@ template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTiny, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledTiny, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledQuad, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledQuad, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBig, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledBigAlone, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledOneTile, false, true>;

@@ -66,9 +66,11 @@ struct WarpTiledShape {
   static_assert(kPitchA / 4 % 2 == 1, "odd 16-byte units per row of A");
   static_assert(kStages >= 2 && kBlockK % kFragK == 0, "a ring of stages");
   static_assert(kFragK == 1 || kFragK == 2 || kFragK == 4, "a vector read");
-  // Bulk copies' boxes: A's, swizzled, start on 1024 bytes, B's on 128.
-  static constexpr bool kBulkable =
-      kStageFloats * 4 % 1024 == 0 && kFloatsA * 4 % 128 == 0;
+  // Bulk copies' boxes: A's, swizzled (rows of 64 or 128 bytes), start on
+  // 1024 bytes, B's on 128.
+  static constexpr bool kBulkable = (kBlockK == 16 || kBlockK == 32) &&
+                                    kStageFloats * 4 % 1024 == 0 &&
+                                    kFloatsA * 4 % 128 == 0;
 };
 
 // The tensors of A and B that a kernel with bulk copies reads (kernel

@@ -470,22 +470,38 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // Batches with an operand element by element take 32 x 32 tiles of one warp
 // where those pad C less or spread wider (on a GPU of 132 SMs): one-tile
 // problems of a few batches (50^3 x 100, A on 16 bytes 50 x 52 x 50 x 100,
-// K of one 41 x 1 x 37 x 30), problems that 64 x 64 tiles would take (97^3 x
-// 50, primes 67 x 101 x 131 x 40, 65 x 300 x 90 x 50 with A on 16 bytes and
-// gaps of 4), that 96 x 96 tiles would take under a round (70 x 72 x 70 x
-// 300), and that 64-wide tiles would pad more (150 x 151 x 150 x 20 with gaps
-// of 1, 200 x 131 x 130 x 10, 250 x 251 x 250 x 5 under a quarter round).
+// K of one 41 x 1 x 37 x 30), problems that 64 x 64 tiles would pad more (40 x
+// 90 x 90 x 100, primes 67 x 101 x 131 x 40, 65 x 300 x 90 x 50 with A on 16
+// bytes and gaps of 4), that 96 x 96 tiles would take under a round (70 x 72
+// x 70 x 300), and that 64-wide tiles would pad more (150 x 151 x 150 x 20
+// with gaps of 1, 200 x 131 x 130 x 10, 250 x 251 x 250 x 5 under a quarter
+// round).
 INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{50, 50, 50}, 100, 0},
                                            BatchCase{{50, 52, 50}, 100, 0},
                                            BatchCase{{41, 1, 37}, 30, 0},
-                                           BatchCase{{97, 97, 97}, 50, 0},
+                                           BatchCase{{40, 90, 90}, 100, 0},
                                            BatchCase{{67, 101, 131}, 40, 0},
                                            BatchCase{{65, 300, 90}, 50, 4},
                                            BatchCase{{70, 72, 70}, 300, 0},
                                            BatchCase{{150, 151, 150}, 20, 1},
                                            BatchCase{{200, 131, 130}, 10, 0},
                                            BatchCase{{250, 251, 250}, 5, 0}),
+                         BatchTestName);
+
+// Batches of problems under 128 on a side, with an operand element by element,
+// that 32 x 32 tiles would pad as much as 64 x 64 ones take 64 x 64 tiles of
+// four one-warp warp tiles: element by element (97^3), A on 16 bytes (100 x
+// 100 x 101, and with K 2000 of 6 problems, split in 27 parts on a GPU of 132
+// SMs), B on 16 bytes (120 x 121 x 120, 50 x 77 x 100), and with gaps of 1 (113
+// x 127 x 109).
+INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{97, 97, 97}, 50, 0},
+                                           BatchCase{{100, 100, 101}, 30, 0},
+                                           BatchCase{{100, 2000, 101}, 6, 0},
+                                           BatchCase{{120, 121, 120}, 20, 0},
+                                           BatchCase{{50, 77, 100}, 30, 0},
+                                           BatchCase{{113, 127, 109}, 10, 1}),
                          BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
