@@ -1147,27 +1147,26 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
 // side and not both operands on 16 bytes: problems of one 64 x 64 tile where
 // the persistent blocks that would take them hold the batch in half a round;
 // others in place of 64 x 64 tiles where the 32 x 32 ones pad C less; in place
-// of other
-// shapes, where they pad C less than three quarters as much, or S's blocks
-// fill less than a round (96 x 96 tiles) or a quarter of one (64-wide tiles).
-// Measured on an H100 against the shapes before (ms, docs/benchmarks.md,
-// session 24): one tile, 50^3 x 100 0.0063 against 0.0114, 33x35x33 x 100
-// 0.0055 against 0.0083, 50x52x50 x 100 0.0061 against 0.0110, 60x61x60 x 200
-// 0.0086 against 0.0116 (but 40x41x40 x 528 0.0121 against 0.0108, 60x61x60 x
-// 1000 0.0318 against 0.0284); against 64 x 64 tiles, 150x151x150 x 250
-// 0.0782 against 0.1027, 40x90x90 x 1000 0.0549 against 0.0634, 160x100x170
-// x 100 0.0349 against 0.0429 (as much padding: 97^3 x 1000 0.1351 against
-// 0.1443, but 100x100x101 x 300, one operand on 16 bytes, 0.0501 against
-// 0.0480; TakesQuadTiles takes such batches under 128); against 96 x 96 tiles
-// under a round, 70^3 x
-// 100 0.0095 against 0.0140, 77^3 x 300 0.0281 against 0.0316 (but 70^3 x 528
-// 0.0388 against 0.0305, 70^3 x 2048 0.1208 against 0.1115); against 64-wide
-// tiles, 150x151x150 x 100 0.0400 against 0.0574, 200x131x130 x 40 0.0231
-// against 0.0283, 250x251x250 x 5 (a tenth of a round) 0.0147 against 0.0203
-// (but 230x231x229 x 30, 0.6 of a round, 0.0381 against 0.0366, and 190x191x190
-// x 30, three quarters the padding, 0.0298 against 0.0277). Where both
-// operands lie on 16 bytes, they lost: 100^3 x 1000 0.1588 against 0.1056,
-// 96^3 x 1000 0.0724 against 0.0654, 128^3 x 1000 0.1369 against 0.1161.
+// of other shapes, where they pad C less than three quarters as much, or S's
+// blocks fill less than a round (96 x 96 tiles) or a quarter of one (64-wide
+// tiles). Measured on an H100 against the shapes before (ms,
+// docs/benchmarks.md, session 24): one tile, 50^3 x 100 0.0063 against
+// 0.0114, 33x35x33 x 100 0.0055 against 0.0083, 50x52x50 x 100 0.0061 against
+// 0.0110, 60x61x60 x 200 0.0086 against 0.0116 (but 40x41x40 x 528 0.0121
+// against 0.0108, 60x61x60 x 1000 0.0318 against 0.0284); against 64 x 64
+// tiles, 150x151x150 x 250 0.0782 against 0.1027, 40x90x90 x 1000 0.0549
+// against 0.0634, 160x100x170 x 100 0.0349 against 0.0429 (with as much
+// padding, 97^3 x 1000 0.1351 against 0.1443, but 100x100x101 x 300, one
+// operand on 16 bytes, 0.0501 against 0.0480: TakesQuadTiles takes such
+// batches under 128); against 96 x 96 tiles under a round, 70^3 x 100 0.0095
+// against 0.0140, 77^3 x 300 0.0281 against 0.0316 (but 70^3 x 528 0.0388
+// against 0.0305, 70^3 x 2048 0.1208 against 0.1115); against 64-wide tiles,
+// 150x151x150 x 100 0.0400 against 0.0574, 200x131x130 x 40 0.0231 against
+// 0.0283, 250x251x250 x 5 (a tenth of a round) 0.0147 against 0.0203 (but
+// 230x231x229 x 30, 0.6 of a round, 0.0381 against 0.0366, and 190x191x190 x
+// 30, three quarters the padding, 0.0298 against 0.0277). Where both operands
+// lie on 16 bytes, they lost: 100^3 x 1000 0.1588 against 0.1056, 96^3 x 1000
+// 0.0724 against 0.0654, 128^3 x 1000 0.1369 against 0.1161.
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
@@ -1196,19 +1195,19 @@ cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p, of problems over one 64 x 64 tile and under 128 on a
-// side with an operand element by element, whose 32 x 32 tiles pad C as much
-// as 64 x 64 ones (TakesTinyTiles), takes 64 x 64 tiles of four one-warp 32 x
-// 32 warp tiles (WarpTiledQuad) rather than of two 32 x 64 ones
-// (WarpTiledSmall). Measured on an H100 (ms, docs/benchmarks.md, session 24)
-// against those, or the 32 x 32 tiles where they took the batch: 97^3 x 1000
-// 0.1118 against 0.1352, 99x101x99 x 300 0.0408 against 0.0538, 100x100x101 x
-// 300 0.0391 against 0.0474, 111x113x111 x 500 0.0705 against 0.0824,
-// 120x121x120 x 300 0.0438 against 0.0559, 125^3 x 1000 0.1397 against
-// 0.1706, 113x127x109 x 200 0.0402 against 0.0407, 97^3 x 100 0.0207 against
-// 0.0208, 120x121x120 x 50 0.0129 against 0.0126. At 96 and under they lost
-// (70^3 x 100 0.0154 against 0.0094 on 32 x 32 tiles, 65x67x65 x 1000 0.0804
-// against 0.0579 on 96 x 96 ones); from 128 on a side they are unmeasured.
+// Whether the batch p, which TakesTinyTiles leaves to 64 x 64 tiles, takes
+// them as four one-warp 32 x 32 warp tiles (WarpTiledQuad) rather than two
+// 32 x 64 ones (WarpTiledSmall): where its problems are over one tile and
+// under 128 on a side, with an operand element by element. Measured on an H100
+// (ms, docs/benchmarks.md, session 24) against those, or the 32 x 32 tiles
+// where they took the batch: 97^3 x 1000 0.1118 against 0.1352, 99x101x99 x 300
+// 0.0408 against 0.0538, 100x100x101 x 300 0.0391 against 0.0474, 111x113x111 x
+// 500 0.0705 against 0.0824, 120x121x120 x 300 0.0438 against 0.0559, 125^3 x
+// 1000 0.1397 against 0.1706, 113x127x109 x 200 0.0402 against 0.0407, 97^3 x
+// 100 0.0207 against 0.0208, 120x121x120 x 50 0.0129 against 0.0126. At 96 and
+// under they lost (70^3 x 100 0.0154 against 0.0094 on 32 x 32 tiles, 65x67x65
+// x 1000 0.0804 against 0.0579 on 96 x 96 ones); from 128 on a side they are
+// unmeasured.
 bool TakesQuadTiles(const Batch& p) {
   return p.count > 1 && !(p.VectorA() && p.VectorB()) && p.m < 128 &&
          p.n < 128 && (p.m > 64 || p.n > 64);
@@ -1236,10 +1235,10 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
                                : SgemmWarpTiledSmall(p, stream);
     });
   }
+  const bool tall = TallPadsLess(p);
   bool small = false;
-  if (cudaError_t error = TallPadsLess(p)
-                              ? TakesSmallTiles<WarpTiledTall>(p, &small)
-                              : TakesSmallTiles<WarpTiledWide>(p, &small)) {
+  if (cudaError_t error = tall ? TakesSmallTiles<WarpTiledTall>(p, &small)
+                               : TakesSmallTiles<WarpTiledWide>(p, &small)) {
     return error;
   }
   if (small) {
@@ -1247,8 +1246,8 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
         p, stream, [&] { return SgemmWarpTiledSmall(p, stream); });
   }
   auto launch = [&] { return SgemmWarpTiled(p, stream); };
-  return TallPadsLess(p) ? TinyTilesOr<WarpTiledTall>(p, stream, launch)
-                         : TinyTilesOr<WarpTiledWide>(p, stream, launch);
+  return tall ? TinyTilesOr<WarpTiledTall>(p, stream, launch)
+              : TinyTilesOr<WarpTiledWide>(p, stream, launch);
 }
 
 // A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile

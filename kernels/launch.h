@@ -298,7 +298,7 @@ using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // against 0.0757); K steps of 16 in four stages, four per SM, spilled up to
 // 232 and ran slower (0.1448).
 using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 4, 4, 3>;
-// Batches of small or awkward problems whose operands copy element by element
+// Batches of problems under 256 on a side with an operand element by element
 // take 32 x 32 tiles of one warp where those pad C less or spread wider
 // (TakesTinyTiles in kernels.cu; cuBLAS's strided batch takes 32 x 32 tiles
 // for 70^3 x 100 and 77^3 x 300): 8 x 4 of C a lane, K steps of 8 in four
