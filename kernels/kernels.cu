@@ -1195,22 +1195,35 @@ cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p, which TakesTinyTiles leaves to 64 x 64 tiles, takes
-// them as four one-warp 32 x 32 warp tiles (WarpTiledQuad) rather than two
-// 32 x 64 ones (WarpTiledSmall): where its problems are over one tile and
-// under 128 on a side, with an operand element by element. Measured on an H100
-// (ms, docs/benchmarks.md, session 24) against those, or the 32 x 32 tiles
-// where they took the batch: 97^3 x 1000 0.1118 against 0.1352, 99x101x99 x 300
-// 0.0408 against 0.0538, 100x100x101 x 300 0.0391 against 0.0474, 111x113x111 x
-// 500 0.0705 against 0.0824, 120x121x120 x 300 0.0438 against 0.0559, 125^3 x
-// 1000 0.1397 against 0.1706, 113x127x109 x 200 0.0402 against 0.0407, 97^3 x
-// 100 0.0207 against 0.0208, 120x121x120 x 50 0.0129 against 0.0126. At 96 and
-// under they lost (70^3 x 100 0.0154 against 0.0094 on 32 x 32 tiles, 65x67x65
-// x 1000 0.0804 against 0.0579 on 96 x 96 ones); from 128 on a side they are
-// unmeasured.
+// Whether the batch p, with an operand element by element, takes 64 x 64
+// tiles of four one-warp 32 x 32 warp tiles (WarpTiledQuad): where its
+// problems are over one tile and under 128 on a side (in place of 64 x 64
+// tiles of two warps, WarpTiledSmall), or under 256 where those tiles pad C
+// less than the 64-wide ones would (in place of those). TakesTinyTiles, asked
+// first, may still take it. Measured on an H100 (ms, docs/benchmarks.md,
+// session 24) against the 64 x 64 tiles of two warps, or the 32 x 32 tiles
+// where they took the batch: 97^3 x 1000 0.1118 against 0.1352, 99x101x99 x
+// 300 0.0408 against 0.0538, 100x100x101 x 300 0.0391 against 0.0474,
+// 111x113x111 x 500 0.0705 against 0.0824, 120x121x120 x 300 0.0438 against
+// 0.0559, 125^3 x 1000 0.1397 against 0.1706, 113x127x109 x 200 0.0402 against
+// 0.0407, 97^3 x 100 0.0207 against 0.0208, 120x121x120 x 50 0.0129 against
+// 0.0126. At 96 and under they lost (70^3 x 100 0.0154 against 0.0094 on 32 x
+// 32 tiles, 65x67x65 x 1000 0.0804 against 0.0579 on 96 x 96 ones). From 128,
+// against the 64-wide tiles (session 25): 170x171x170 x 40 0.0274 against
+// 0.0298, x 200 0.0805 against 0.1030, x 1000 0.3763 against 0.3927,
+// 180x180x181 x 100 0.0510 against 0.0664, 180x172x170 x 100 0.0478 against
+// 0.0617, 190x191x190 x 30 0.0235 against 0.0281 (128 x 128 tiles, one an
+// SM), x 300 0.1313 against 0.1533, 175x176x177 x 60 0.0323 against 0.0360;
+// under 128 on one side, 60x500x170 x 100 0.0495 against 0.0607 (two-warp
+// 64 x 64 tiles).
 bool TakesQuadTiles(const Batch& p) {
-  return p.count > 1 && !(p.VectorA() && p.VectorB()) && p.m < 128 &&
-         p.n < 128 && (p.m > 64 || p.n > 64);
+  if (p.count == 1 || (p.VectorA() && p.VectorB()) || p.m >= 256 ||
+      p.n >= 256 || (p.m <= 64 && p.n <= 64)) {
+    return false;
+  }
+  const int64_t wide =
+      std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
+  return (p.m < 128 && p.n < 128) || PaddedArea<WarpTiledQuad>(p) < wide;
 }
 
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
@@ -1223,6 +1236,7 @@ cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
 
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
+  auto quad = [&] { return SgemmWarpTiledAs<WarpTiledQuad>(p, stream); };
   if (p.m < 128 || p.n < 128) {
     bool mid = false;
     if (cudaError_t error = TakesMidTiles(p, &mid)) return error;
@@ -1231,10 +1245,10 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
           p, stream, [&] { return SgemmWarpTiledAs<WarpTiledMid>(p, stream); });
     }
     return TinyTilesOr<WarpTiledSmall>(p, stream, [&] {
-      return TakesQuadTiles(p) ? SgemmWarpTiledAs<WarpTiledQuad>(p, stream)
-                               : SgemmWarpTiledSmall(p, stream);
+      return TakesQuadTiles(p) ? quad() : SgemmWarpTiledSmall(p, stream);
     });
   }
+  if (TakesQuadTiles(p)) return TinyTilesOr<WarpTiledSmall>(p, stream, quad);
   const bool tall = TallPadsLess(p);
   bool small = false;
   if (cudaError_t error = tall ? TakesSmallTiles<WarpTiledTall>(p, &small)

@@ -304,15 +304,21 @@ using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 4, 4, 3>;
 // for 70^3 x 100 and 77^3 x 300): 8 x 4 of C a lane, K steps of 8 in four
 // stages, sixteen blocks per SM (96-128 registers).
 using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 4, 16, 4, 1>;
-// Batches of problems 65 to 127 on a side, with an operand element by element,
-// that 32 x 32 tiles would pad no less than 64 x 64 ones, take 64 x 64 tiles
-// of four of those warps (TakesQuadTiles in kernels.cu; cuBLAS's strided
-// batch takes 64 x 64 tiles of four warps for 97^3 x 1000): K steps of 8 in
-// four stages, five blocks per SM (94-96 registers). Measured on an H100 (ms,
-// docs/benchmarks.md, session 24) against four blocks per SM, 97^3 x 1000
-// 0.1118 against 0.1171, 120x121x120 x 300 0.0438 against 0.0479 (but 97^3 x
-// 100 0.0207 against 0.0177), and against K steps of 16, 0.1118 against 0.1170.
-using WarpTiledQuad = WarpTiledShape<64, 64, 8, 32, 32, 4, 5, 4, 1>;
+// Batches with an operand element by element whose problems 64 x 64 tiles pad
+// less than 32 x 32 ones (up to 127 on a side) or than 64-wide ones (up to
+// 255) take 64 x 64 tiles of four of those warps (TakesQuadTiles in
+// kernels.cu; cuBLAS's strided batch takes 64 x 64 tiles of four warps for
+// 97^3 x 1000, 113x127x109 x 200 and 170x171x170 x 40): K steps of 8 in three
+// stages, five blocks per SM (96 registers). Measured on an H100 (ms,
+// docs/benchmarks.md, sessions 24 and 25) against four stages, 113x127x109 x
+// 200 0.0361 against 0.0405, 97^3 x 1000 0.1092 against 0.1122, 127^3 x 100
+// 0.0244 against 0.0256, 101x1000x103 x 100 0.1034 against 0.1027; against
+// four blocks per SM, 97^3 x 1000 0.1118 against 0.1171, 120x121x120 x 300
+// 0.0438 against 0.0479 (but 97^3 x 100 0.0207 against 0.0177); against K
+// steps of 16 in four stages, 97^3 x 1000 0.1118 against 0.1170, and in three
+// stages, four blocks per SM, mixed (session 25: 170x171x170 x 40 0.0237
+// against 0.0274, 97^3 x 1000 0.1149 against 0.1092).
+using WarpTiledQuad = WarpTiledShape<64, 64, 8, 32, 32, 3, 5, 4, 1>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
 // multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)
 // and for one-tile problems whose K pads no further to them than to steps of

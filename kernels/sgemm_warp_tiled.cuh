@@ -51,7 +51,13 @@ struct WarpTiledShape {
   static constexpr int kPitchA = kBlockK + 4;
   static constexpr int kFloatsA = kBlockM * kPitchA;
   static constexpr int kStageFloats = kFloatsA + kBlockK * kBlockN;
-  static constexpr int kSharedBytes = kStages * kStageFloats * 4;
+  // The stages, or the tile of C that a split K adds through them realigned
+  // (rows kBlockN + 1 apart), whichever is larger.
+  static constexpr int kRingFloats = kStages * kStageFloats;
+  static constexpr int kTileFloatsC = kBlockM * (kBlockN + 1);
+  static constexpr int kSharedFloats =
+      kRingFloats > kTileFloatsC ? kRingFloats : kTileFloatsC;
+  static constexpr int kSharedBytes = kSharedFloats * 4;
   // Bulk copies (kBulk) stage A's step in rows of kBlockK, unpadded, at the
   // stage's start, its 16-byte units swizzled over rows of kBlockK * 4 bytes
   // (64 or 128, a swizzle the copies know); B lies where it does otherwise.
@@ -506,8 +512,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     constexpr int kPitchC = S::kBlockN + 1;
     constexpr int kRuns = S::kBlockN / 4;  // in a row of the tile
     static_assert(
-        S::kBlockM * kPitchC <= S::kStages * S::kStageFloats && kRuns % 8 == 0,
-        "the stages hold a tile of C, read 4 rows x 8 runs a warp");
+        kPitchC * S::kBlockM <= S::kSharedFloats && kRuns % 8 == 0,
+        "shared memory holds a tile of C, read 4 rows x 8 runs a warp");
     __syncthreads();  // every warp has computed its last step
 #pragma unroll
     for (int i = 0; i < 8; ++i) {

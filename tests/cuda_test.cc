@@ -489,19 +489,26 @@ INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
                                            BatchCase{{250, 251, 250}, 5, 0}),
                          BatchTestName);
 
-// Batches of problems under 128 on a side, with an operand element by element,
-// that 32 x 32 tiles would pad as much as 64 x 64 ones take 64 x 64 tiles of
-// four one-warp warp tiles: element by element (97^3), A on 16 bytes (100 x
-// 100 x 101, and with K 2000 of 6 problems, split in 27 parts on a GPU of 132
-// SMs), B on 16 bytes (120 x 121 x 120, 50 x 77 x 100), and with gaps of 1 (113
-// x 127 x 109).
+// Batches with an operand element by element that 32 x 32 tiles would pad as
+// much as 64 x 64 ones take 64 x 64 tiles of four one-warp warp tiles where
+// their problems are under 128 on a side: element by element (97^3), A on 16
+// bytes (100 x 100 x 101, and with K 2000 of 6 problems, split in 27 parts on
+// a GPU of 132 SMs), B on 16 bytes (120 x 121 x 120, 50 x 77 x 100), and with
+// gaps of 1 (113 x 127 x 109); and under 256 where the 64-wide tiles would pad
+// more: 170^3 (and K 2000 of 3 problems, split), 190 x 191 x 190 with gaps of
+// 1, A on 16 bytes (180 x 172 x 170), and 60 x 500 x 170.
 INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{97, 97, 97}, 50, 0},
                                            BatchCase{{100, 100, 101}, 30, 0},
                                            BatchCase{{100, 2000, 101}, 6, 0},
                                            BatchCase{{120, 121, 120}, 20, 0},
                                            BatchCase{{50, 77, 100}, 30, 0},
-                                           BatchCase{{113, 127, 109}, 10, 1}),
+                                           BatchCase{{113, 127, 109}, 10, 1},
+                                           BatchCase{{170, 171, 170}, 20, 0},
+                                           BatchCase{{170, 2000, 170}, 3, 0},
+                                           BatchCase{{190, 191, 190}, 8, 1},
+                                           BatchCase{{180, 172, 170}, 10, 0},
+                                           BatchCase{{60, 500, 170}, 30, 0}),
                          BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
