@@ -288,16 +288,21 @@ using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
 // (TakesMidTiles in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
-// a lane, K steps of 8 in six stages, four blocks per SM (168 registers, no
+// a lane, K steps of 8 in three stages, four blocks per SM (168 registers, no
 // spills: the copies work out their rows of A at each step, kFewRegisters in
 // sgemm_warp_tiled.cuh). Measured on an H100 (ms, docs/benchmarks.md,
-// sessions 23 and 24): against two blocks per SM (195-226 registers), 70^3 x
+// sessions 23 to 25): against two blocks per SM (195-226 registers), 70^3 x
 // 2048 0.1121 against 0.1381, 96^3 x 1000 0.0656 against 0.0756, 72^3 x 2048
 // 0.0961 against 0.1186; four with the rows held across the loop spilled up
 // to 120 bytes and gained less (session 23: 0.1240 against 0.1379 and 0.0704
 // against 0.0757); K steps of 16 in four stages, four per SM, spilled up to
-// 232 and ran slower (0.1448).
-using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 6, 4, 4, 3>;
+// 232 and ran slower (0.1448). Three stages against six (session 25): 65^3 x
+// 4096 0.1983 against 0.2102, 72^3 x 2048 0.0867 against 0.0954, 80^3 x 1000
+// 0.0495 against 0.0554, 96^3 x 1000 0.0576 against 0.0652, 68^3 x 264 0.0175
+// against 0.0193; with long K or near a round, within 1% (80x2000x80 x 120
+// 0.1269 against 0.1257, 88x700x88 x 400 0.1634 against 0.1622); four stages
+// in between (0.2010, 0.0901, 0.0514, 0.0595).
+using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
 // Batches of problems under 256 on a side with an operand element by element
 // take 32 x 32 tiles of one warp where those pad C less or spread wider
 // (TakesTinyTiles in kernels.cu; cuBLAS's strided batch takes 32 x 32 tiles
