@@ -1142,6 +1142,13 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
   return false;
 }
 
+// Whether the batch p may take warp tiles of 32 x 32 (WarpTiledTiny, and four
+// of them in WarpTiledQuad): several problems under 256 on a side, with an
+// operand element by element.
+bool OneWarpTilesMayTake(const Batch& p) {
+  return p.count > 1 && !p.VectorOperands() && p.m < 256 && p.n < 256;
+}
+
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
 // (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
 // side and not both operands on 16 bytes: problems of one 64 x 64 tile where
@@ -1170,10 +1177,7 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
-  if (p.count == 1 || (p.VectorA() && p.VectorB()) || p.m >= 256 ||
-      p.n >= 256) {
-    return cudaSuccess;
-  }
+  if (!OneWarpTilesMayTake(p)) return cudaSuccess;
   if (p.m <= 64 && p.n <= 64) {
     int64_t slots = 0;
     if (cudaError_t error = WarpTiledSlots<WarpTiledOneTile>(&slots)) {
@@ -1217,10 +1221,7 @@ cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
 // under 128 on one side, 60x500x170 x 100 0.0495 against 0.0607 (two-warp
 // 64 x 64 tiles).
 bool TakesQuadTiles(const Batch& p) {
-  if (p.count == 1 || (p.VectorA() && p.VectorB()) || p.m >= 256 ||
-      p.n >= 256 || (p.m <= 64 && p.n <= 64)) {
-    return false;
-  }
+  if (!OneWarpTilesMayTake(p) || (p.m <= 64 && p.n <= 64)) return false;
   const int64_t wide =
       std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
   return (p.m < 128 && p.n < 128) || PaddedArea<WarpTiledQuad>(p) < wide;

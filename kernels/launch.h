@@ -58,11 +58,12 @@ struct Batch {
   int64_t lda = k, ldb = n, ldc = n;
   bool c_zeroed = false;
 
-  // Every row of A (of B, of C) starts on 16 bytes.
+  // Every row of A (of B, of C; of A and B; of all three) starts on 16 bytes.
   bool VectorA() const { return Vectorizable(a, lda, stride_a); }
   bool VectorB() const { return Vectorizable(b, ldb, stride_b); }
   bool VectorC() const { return Vectorizable(c, ldc, stride_c); }
-  bool Vectorized() const { return VectorA() && VectorB() && VectorC(); }
+  bool VectorOperands() const { return VectorA() && VectorB(); }
+  bool Vectorized() const { return VectorOperands() && VectorC(); }
   // Every row of A and of B starts on a 128-byte line.
   bool OperandsOnLines() const {
     auto on_lines = [&](const float* base, int64_t pitch, int64_t stride) {

@@ -110,7 +110,7 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream) {
   constexpr bool kP = kPersistent;
-  if (p.VectorA() && p.VectorB()) {
+  if (p.VectorOperands()) {
     // Bulk copies where rows don't all start on 128-byte lines (cp.async
     // copies of such rows took 43% more L1 tag requests, and their address
     // registers stalled the loop: docs/benchmarks.md, session 19) and for the
