@@ -416,10 +416,14 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
 
 // Sets *mid to whether a batch of problems under 128 on a side takes 96 x 96
 // tiles (WarpTiledMid), one a problem, rather than 64 x 64 ones: where its
-// problems fit them, they pad C less, and they cover three SMs in four. With
+// problems fit them, they pad C less, and they cover three SMs in five. With
 // fewer problems the 64 x 64 tiles, four a problem, spread wider: 70^3 x 66
-// 0.0140 ms against 0.0118, 96^3 x 66 0.0141 against 0.0111; at 80 problems
-// the 96 x 96 tiles led by 3-6%, at 100 by 9-52%. Measured on an H100 against
+// 0.0140 ms against 0.0118, 96^3 x 66 0.0141 against 0.0111 (six stages); at
+// three stages (session 25, 16-byte batches), 80^3 x 70 0.0126 against
+// 0.0125, but from 80 the 96 x 96 tiles led: 72^3 x 85 0.0119 against 0.0127,
+// 84^3 x 90 0.0137 against 0.0147, 96^3 x 80 0.0139 against 0.0146,
+// 96x200x96 x 85 0.0237 against 0.0245, 76^3 x 82 0.0126 against 0.0129,
+// 92^3 x 80 0.0145 against 0.0146. Measured on an H100 against
 // 64 x 64 tiles (ms, docs/benchmarks.md, session 24): 70^3 x 100 0.0141
 // against 0.0189, 70^3 x 200 0.0196 against 0.0281, 77^3 x 100 0.0152 against
 // 0.0196, 88^3 x 132 0.0141 against 0.0188, 96^3 x 132 0.0145 against 0.0207,
@@ -429,11 +433,12 @@ cudaError_t TakesSmallTiles(const Batch& p, bool* small) {
 // 0.0756, 70^3 x 300 0.0284 against 0.0352, but 70^3 x 264 0.0196 against
 // 0.0190, 88^3 x 600 0.0560 against 0.0538 and 96^3 x 600 0.0576 against
 // 0.0556. Where the split rules cut K into many short parts, they lost to
-// 64 x 64 tiles: 90x1000x91 x 200 (13 parts) 0.1875 against 0.1647.
+// 64 x 64 tiles: 90x1000x91 x 200 (13 parts) 0.1875 against 0.1647 (a batch
+// that TakesTinyTiles now gives 32 x 32 tiles: 0.1266).
 cudaError_t TakesMidTiles(const Batch& p, bool* mid) {
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  *mid = 4 * p.count >= 3 * sms && p.m <= WarpTiledMid::kBlockM &&
+  *mid = 5 * p.count >= 3 * sms && p.m <= WarpTiledMid::kBlockM &&
          p.n <= WarpTiledMid::kBlockN &&
          PaddedArea<WarpTiledMid>(p) < PaddedArea<WarpTiledSmall>(p);
   return cudaSuccess;
@@ -1227,6 +1232,34 @@ bool TakesQuadTiles(const Batch& p) {
   return (p.m < 128 && p.n < 128) || PaddedArea<WarpTiledQuad>(p) < wide;
 }
 
+// Sets *quad to whether the batch p, in 64 x 64 tiles with both operands on 16
+// bytes, takes them as four one-warp warp tiles (WarpTiledQuad) rather than two
+// (WarpTiledSmall): where its problems are over one tile, the two-warp blocks
+// fill more than one round and at most kMostRounds, and the four-warp ones no
+// more rounds than they do. Measured on an H100 against the two-warp tiles
+// (ms, docs/benchmarks.md, session 25): 180^3 x 100 0.0502 against 0.0626,
+// 160^3 x 130 0.0470 against 0.0556, 120^3 x 300 0.0417 against 0.0484,
+// 104^3 x 320 0.0368 against 0.0415, 152^3 x 200 0.0678 against 0.0754,
+// 184^3 x 140 0.0593 against 0.0638, 124^3 x 400 0.0597 against 0.0616, and
+// 2-15% ahead at 200 problems for eleven sides from 132 to 192. Under a
+// round they lost 14-18% (the same sides at 40 problems), with more rounds
+// than the two-warp blocks 6-9% (136^3 x 1000 0.2744 against 0.2510,
+// 152^3 x 250 0.0845 against 0.0795), and at four rounds they gained little
+// or lost (108^3 x 600 0.0716 against 0.0723, 176^3 x 280 0.1057 against
+// 0.1013).
+cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
+  constexpr int64_t kMostRounds = 3;
+  *quad = false;
+  if (p.count == 1 || !p.VectorOperands() || (p.m <= 64 && p.n <= 64)) {
+    return cudaSuccess;
+  }
+  int64_t rounds = 0, quad_rounds = 0;
+  if (cudaError_t error = Rounds<WarpTiledSmall>(p, &rounds)) return error;
+  if (cudaError_t error = Rounds<WarpTiledQuad>(p, &quad_rounds)) return error;
+  *quad = rounds > 1 && rounds <= kMostRounds && quad_rounds <= rounds;
+  return cudaSuccess;
+}
+
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
 template <typename S, typename Launch>
 cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
@@ -1238,6 +1271,13 @@ cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
   auto quad = [&] { return SgemmWarpTiledAs<WarpTiledQuad>(p, stream); };
+  auto small = [&]() -> cudaError_t {  // 64 x 64 tiles
+    bool fills = TakesQuadTiles(p);
+    if (!fills) {
+      if (cudaError_t error = FillsQuadTiles(p, &fills)) return error;
+    }
+    return fills ? quad() : SgemmWarpTiledSmall(p, stream);
+  };
   if (p.m < 128 || p.n < 128) {
     bool mid = false;
     if (cudaError_t error = TakesMidTiles(p, &mid)) return error;
@@ -1245,21 +1285,17 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
       return TinyTilesOr<WarpTiledMid>(
           p, stream, [&] { return SgemmWarpTiledAs<WarpTiledMid>(p, stream); });
     }
-    return TinyTilesOr<WarpTiledSmall>(p, stream, [&] {
-      return TakesQuadTiles(p) ? quad() : SgemmWarpTiledSmall(p, stream);
-    });
+    return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   }
   if (TakesQuadTiles(p)) return TinyTilesOr<WarpTiledSmall>(p, stream, quad);
   const bool tall = TallPadsLess(p);
-  bool small = false;
-  if (cudaError_t error = tall ? TakesSmallTiles<WarpTiledTall>(p, &small)
-                               : TakesSmallTiles<WarpTiledWide>(p, &small)) {
+  bool takes_small = false;
+  if (cudaError_t error =
+          tall ? TakesSmallTiles<WarpTiledTall>(p, &takes_small)
+               : TakesSmallTiles<WarpTiledWide>(p, &takes_small)) {
     return error;
   }
-  if (small) {
-    return TinyTilesOr<WarpTiledSmall>(
-        p, stream, [&] { return SgemmWarpTiledSmall(p, stream); });
-  }
+  if (takes_small) return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   auto launch = [&] { return SgemmWarpTiled(p, stream); };
   return tall ? TinyTilesOr<WarpTiledTall>(p, stream, launch)
               : TinyTilesOr<WarpTiledWide>(p, stream, launch);

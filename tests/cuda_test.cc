@@ -440,19 +440,21 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
 // take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
-// elements, and 90 of 192 x 192 with K 256, the last 2 split in K after 88
-// unsplit on a GPU of 132 SMs. Element by element where those tiles take fewer
-// rounds of blocks: 30 of 300 x 301 x 301 (1 round against 2).
+// elements, and 300 of 192 x 192 with K 256, the last 36 split in K after 264
+// unsplit on a GPU of 132 SMs (four rounds, where the four-warp tiles would
+// take five). Element by element where those tiles take fewer rounds of
+// blocks: 30 of 300 x 301 x 301 (1 round against 2).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
-                                           BatchCase{{192, 256, 192}, 90, 0},
+                                           BatchCase{{192, 256, 192}, 300, 0},
                                            BatchCase{{300, 301, 301}, 30, 1}),
                          BatchTestName);
 
 // Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
 // 64 x 64 ones take those, one a problem (three warps of 8 x 12 lanes, K steps
-// of 8, four blocks per SM), where they cover three quarters of the SMs and,
-// with an operand element by element, fill a round (528 on a GPU of 132 SMs):
+// of 8, four blocks per SM), where they cover three SMs in five (88^3 x 80 on
+// 16 bytes) and, with an operand element by element, fill a round (528 on a
+// GPU of 132 SMs):
 // element by element (70^3, K of one with prime sides, and 560 of 90 x 300 x
 // 91, the last 32 splitting K), on 16 bytes (72^3), A on 16 bytes and B not
 // (65 x 300 x 90 with gaps of 4), and whole tiles with unchecked steps (96^3
@@ -464,7 +466,8 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                                            BatchCase{{72, 72, 72}, 300, 0},
                                            BatchCase{{65, 300, 90}, 600, 4},
                                            BatchCase{{96, 96, 96}, 300, 0},
-                                           BatchCase{{96, 97, 96}, 600, 1}),
+                                           BatchCase{{96, 97, 96}, 600, 1},
+                                           BatchCase{{88, 88, 88}, 80, 0}),
                          BatchTestName);
 
 // Batches with an operand element by element take 32 x 32 tiles of one warp
@@ -496,20 +499,21 @@ INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
 // a GPU of 132 SMs), B on 16 bytes (120 x 121 x 120, 50 x 77 x 100), and with
 // gaps of 1 (113 x 127 x 109); and under 256 where the 64-wide tiles would pad
 // more: 170^3 (and K 2000 of 3 problems, split), 190 x 191 x 190 with gaps of
-// 1, A on 16 bytes (180 x 172 x 170), and 60 x 500 x 170.
-INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{97, 97, 97}, 50, 0},
-                                           BatchCase{{100, 100, 101}, 30, 0},
-                                           BatchCase{{100, 2000, 101}, 6, 0},
-                                           BatchCase{{120, 121, 120}, 20, 0},
-                                           BatchCase{{50, 77, 100}, 30, 0},
-                                           BatchCase{{113, 127, 109}, 10, 1},
-                                           BatchCase{{170, 171, 170}, 20, 0},
-                                           BatchCase{{170, 2000, 170}, 3, 0},
-                                           BatchCase{{190, 191, 190}, 8, 1},
-                                           BatchCase{{180, 172, 170}, 10, 0},
-                                           BatchCase{{60, 500, 170}, 30, 0}),
-                         BatchTestName);
+// 1, A on 16 bytes (180 x 172 x 170), and 60 x 500 x 170. On 16 bytes, where
+// the two-warp tiles would fill more than a round and these no more rounds
+// (on a GPU of 132 SMs): 180^3 x 100, 120^3 x 300 with gaps of 4, and 90 of
+// 192 x 256 x 192, the last 17 split in K after 73 unsplit.
+INSTANTIATE_TEST_SUITE_P(
+    QuadTiles, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{97, 97, 97}, 50, 0}, BatchCase{{100, 100, 101}, 30, 0},
+        BatchCase{{100, 2000, 101}, 6, 0}, BatchCase{{120, 121, 120}, 20, 0},
+        BatchCase{{50, 77, 100}, 30, 0}, BatchCase{{113, 127, 109}, 10, 1},
+        BatchCase{{170, 171, 170}, 20, 0}, BatchCase{{170, 2000, 170}, 3, 0},
+        BatchCase{{190, 191, 190}, 8, 1}, BatchCase{{180, 172, 170}, 10, 0},
+        BatchCase{{60, 500, 170}, 30, 0}, BatchCase{{180, 180, 180}, 100, 0},
+        BatchCase{{120, 120, 120}, 300, 4}, BatchCase{{192, 256, 192}, 90, 0}),
+    BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those
