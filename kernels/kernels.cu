@@ -1271,12 +1271,12 @@ cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
   auto quad = [&] { return SgemmWarpTiledAs<WarpTiledQuad>(p, stream); };
-  auto small = [&]() -> cudaError_t {  // 64 x 64 tiles
-    bool fills = TakesQuadTiles(p);
-    if (!fills) {
-      if (cudaError_t error = FillsQuadTiles(p, &fills)) return error;
+  auto small = [&]() -> cudaError_t {  // 64 x 64 tiles, of four warps or two
+    bool four_warps = TakesQuadTiles(p);
+    if (!four_warps) {
+      if (cudaError_t error = FillsQuadTiles(p, &four_warps)) return error;
     }
-    return fills ? quad() : SgemmWarpTiledSmall(p, stream);
+    return four_warps ? quad() : SgemmWarpTiledSmall(p, stream);
   };
   if (p.m < 128 || p.n < 128) {
     bool mid = false;

@@ -289,9 +289,11 @@ using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
 // (TakesMidTiles in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C
-// a lane, K steps of 8 in three stages, four blocks per SM (168 registers, no
-// spills: the copies work out their rows of A at each step, kFewRegisters in
-// sgemm_warp_tiled.cuh). Measured on an H100 (ms, docs/benchmarks.md,
+// a lane, K steps of 8 in three stages, four blocks per SM (164-168 registers,
+// no spills in the loop: the copies work out their rows of A at each step,
+// kFewRegisters in sgemm_warp_tiled.cuh; the 16-byte kernel of whole steps
+// keeps the problem's index on an 8-byte stack, stored before the loop and
+// loaded after it). Measured on an H100 (ms, docs/benchmarks.md,
 // sessions 23 to 25): against two blocks per SM (195-226 registers), 70^3 x
 // 2048 0.1121 against 0.1381, 96^3 x 1000 0.0656 against 0.0756, 72^3 x 2048
 // 0.0961 against 0.1186; four with the rows held across the loop spilled up
@@ -308,26 +310,28 @@ using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
 // take 32 x 32 tiles of one warp where those pad C less or spread wider
 // (TakesTinyTiles in kernels.cu; cuBLAS's strided batch takes 32 x 32 tiles
 // for 70^3 x 100 and 77^3 x 300): 8 x 4 of C a lane, K steps of 8 in three
-// stages, sixteen blocks per SM (96-128 registers). Measured on an H100 against
-// four stages (ms, docs/benchmarks.md, session 25, two calls): 150x151x150 x
-// 250 0.0740 against 0.0783, 135x136x137 x 200 0.0580 against 0.0600, 77^3 x
-// 300 0.0270 against 0.0280, 70^3 x 100 0.0091 against 0.0094, 200x131x130 x
-// 40 0.0229 against 0.0235; but one-tile problems, already 1.4-2.5 times as
-// fast as cuBLAS's strided batch, lost 1-3% (50^3 x 100 0.0064 against 0.0062,
-// 33x35x33 x 100 0.0056 against 0.0054), and so did 250x251x250 x 5 (0.0148
-// against 0.0146) and 90x1000x91 x 200 (0.1257 against 0.1245).
+// stages, sixteen blocks per SM (108-128 registers). Measured on an H100
+// against four stages (ms, docs/benchmarks.md, session 25, two calls):
+// 150x151x150 x 250 0.0740 against 0.0783, 135x136x137 x 200 0.0580 against
+// 0.0600, 77^3 x 300 0.0270 against 0.0280, 70^3 x 100 0.0091 against 0.0094,
+// 200x131x130 x 40 0.0229 against 0.0235; but one-tile problems,
+// already 1.4-2.5 times as fast as cuBLAS's strided batch, lost 1-3% (50^3 x
+// 100 0.0064 against 0.0062, 33x35x33 x 100 0.0056 against 0.0054), and so did
+// 250x251x250 x 5 (0.0148 against 0.0146) and 90x1000x91 x 200 (0.1257 against
+// 0.1245).
 using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
 // Batches with an operand element by element whose problems 64 x 64 tiles pad
 // less than 32 x 32 ones (up to 127 on a side) or than 64-wide ones (up to
-// 255) take 64 x 64 tiles of four of those warps (TakesQuadTiles in
-// kernels.cu; cuBLAS's strided batch takes 64 x 64 tiles of four warps for
-// 97^3 x 1000, 113x127x109 x 200 and 170x171x170 x 40): K steps of 8 in three
-// stages, five blocks per SM (96 registers). Measured on an H100 (ms,
-// docs/benchmarks.md, sessions 24 and 25) against four stages, 113x127x109 x
-// 200 0.0361 against 0.0405, 97^3 x 1000 0.1092 against 0.1122, 127^3 x 100
-// 0.0244 against 0.0256, 101x1000x103 x 100 0.1034 against 0.1027; against
-// four blocks per SM, 97^3 x 1000 0.1118 against 0.1171, 120x121x120 x 300
-// 0.0438 against 0.0479 (but 97^3 x 100 0.0207 against 0.0177); against K
+// 255), and batches on 16 bytes whose two-warp 64 x 64 blocks would fill two
+// or three rounds, take 64 x 64 tiles of four of those warps (TakesQuadTiles
+// and FillsQuadTiles in kernels.cu; cuBLAS's strided batch takes 64 x 64 tiles
+// of four warps for 97^3 x 1000, 113x127x109 x 200 and 170x171x170 x 40): K
+// steps of 8 in three stages, five blocks per SM (94-96 registers). Measured on
+// an H100 (ms, docs/benchmarks.md, sessions 24 and 25) against four stages,
+// 113x127x109 x 200 0.0361 against 0.0405, 97^3 x 1000 0.1092 against 0.1122,
+// 127^3 x 100 0.0244 against 0.0256, 101x1000x103 x 100 0.1034 against 0.1027;
+// against four blocks per SM, 97^3 x 1000 0.1118 against 0.1171, 120x121x120 x
+// 300 0.0438 against 0.0479 (but 97^3 x 100 0.0207 against 0.0177); against K
 // steps of 16 in four stages, 97^3 x 1000 0.1118 against 0.1170, and in three
 // stages, four blocks per SM, mixed (session 25: 170x171x170 x 40 0.0237
 // against 0.0274, 97^3 x 1000 0.1149 against 0.1092).
