@@ -1270,13 +1270,13 @@ cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
 
 // The batch p in warp-tiled blocks of the shape its sides take.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
-  auto quad = [&] { return SgemmWarpTiledAs<WarpTiledQuad>(p, stream); };
   auto small = [&]() -> cudaError_t {  // 64 x 64 tiles, of four warps or two
     bool four_warps = TakesQuadTiles(p);
     if (!four_warps) {
       if (cudaError_t error = FillsQuadTiles(p, &four_warps)) return error;
     }
-    return four_warps ? quad() : SgemmWarpTiledSmall(p, stream);
+    return four_warps ? SgemmWarpTiledAs<WarpTiledQuad>(p, stream)
+                      : SgemmWarpTiledSmall(p, stream);
   };
   if (p.m < 128 || p.n < 128) {
     bool mid = false;
@@ -1287,7 +1287,7 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
     }
     return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   }
-  if (TakesQuadTiles(p)) return TinyTilesOr<WarpTiledSmall>(p, stream, quad);
+  if (TakesQuadTiles(p)) return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   const bool tall = TallPadsLess(p);
   bool takes_small = false;
   if (cudaError_t error =
