@@ -231,14 +231,17 @@ cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
                           stream, p.c, floats);
 }
 
-template <typename S>
+// Runs p in warp-tiled blocks of shape S, K split as PlanSplits<P> says (P: a
+// shape of S's tiles whose rounds of blocks the plan counts in place of S's).
+template <typename S, typename P = S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
+  static_assert(P::kBlockM == S::kBlockM && P::kBlockN == S::kBlockN);
   // The kernel keeps K positions in an int.
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
   int64_t unsplit = 0, splits = 1;
-  if (cudaError_t error = PlanSplits<S>(p, &unsplit, &splits)) return error;
+  if (cudaError_t error = PlanSplits<P>(p, &unsplit, &splits)) return error;
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
   // The 128 x 128 tiles (kWholeK) have no split-K kernel: TakesBigTiles takes
   // them only where they fill their rounds unsplit (or fit one to an SM), and
@@ -1260,6 +1263,24 @@ cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
   return cudaSuccess;
 }
 
+// Runs the batch p in four-warp 64 x 64 tiles, K split as WarpTiledQuad's
+// rounds of five blocks per SM say: in WarpTiledQuad's blocks, or in
+// WarpTiledQuadFew's where the plan's blocks fit four to an SM.
+cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
+  int64_t unsplit = 0, splits = 1, few_slots = 0;
+  if (cudaError_t error = PlanSplits<WarpTiledQuad>(p, &unsplit, &splits)) {
+    return error;
+  }
+  if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&few_slots)) {
+    return error;
+  }
+  const int64_t tiles = Tiles<WarpTiledQuad>(p) / p.count;
+  const int64_t blocks = tiles * (unsplit + (p.count - unsplit) * splits);
+  return blocks <= few_slots
+             ? SgemmWarpTiledAs<WarpTiledQuadFew, WarpTiledQuad>(p, stream)
+             : SgemmWarpTiledAs<WarpTiledQuad>(p, stream);
+}
+
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
 template <typename S, typename Launch>
 cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
@@ -1275,7 +1296,7 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
     if (!four_warps) {
       if (cudaError_t error = FillsQuadTiles(p, &four_warps)) return error;
     }
-    return four_warps ? SgemmWarpTiledAs<WarpTiledQuad>(p, stream)
+    return four_warps ? SgemmQuadTiles(p, stream)
                       : SgemmWarpTiledSmall(p, stream);
   };
   if (p.m < 128 || p.n < 128) {

@@ -1,5 +1,5 @@
 // Host-side pieces shared by the launchers of kernels.cu and
-// sgemm_warp_tiled.cu: sizes, the Batch of operands, per-device facts, the
+// launch_warp_tiled.cuh: sizes, the Batch of operands, per-device facts, the
 // overlapped launch, and the warp-tiled shapes with their launcher. Internal to
 // kernels/ (kernels.h is the public API).
 #ifndef MATSERVE_KERNELS_LAUNCH_H_
@@ -318,7 +318,7 @@ using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
 // already 1.4-2.5 times as fast as cuBLAS's strided batch, lost 1-3% (50^3 x
 // 100 0.0064 against 0.0062, 33x35x33 x 100 0.0056 against 0.0054), and so did
 // 250x251x250 x 5 (0.0148 against 0.0146) and 90x1000x91 x 200 (0.1257 against
-// 0.1245).
+// 0.1245). Built at ptxas -O3 (sgemm_warp_tiled_o3.cu).
 using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
 // Batches with an operand element by element whose problems 64 x 64 tiles pad
 // less than 32 x 32 ones (up to 127 on a side) or than 64-wide ones (up to
@@ -336,6 +336,17 @@ using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
 // stages, four blocks per SM, mixed (session 25: 170x171x170 x 40 0.0237
 // against 0.0274, 97^3 x 1000 0.1149 against 0.1092).
 using WarpTiledQuad = WarpTiledShape<64, 64, 8, 32, 32, 3, 5, 4, 1>;
+// The four-warp 64 x 64 tiles where the blocks that WarpTiledQuad plans
+// (its splits of K included) fit four to an SM (SgemmQuadTiles in kernels.cu):
+// K steps of 16 in three stages, four blocks per SM, so up to 128 registers a
+// lane, built at ptxas -O3 (sgemm_warp_tiled_o3.cu). Measured on an H200
+// against WarpTiledQuad (ms, docs/benchmarks.md, session 27): 97^3 x 100
+// 0.0173 against 0.0199, 127^3 x 100 0.0198 against 0.0241, 170x171x170 x 40
+// 0.0231 against 0.0272, 113x127x109 x 100 0.0197 against 0.0236, 180x180x181
+// x 50 0.0255 against 0.0298, 190x191x190 x 20 0.0162 against 0.0185; but
+// 190x191x190 x 30 0.0244 against 0.0234. K steps of 8 gained less (0.0174,
+// 0.0213, 0.0246, 0.0209, 0.0274, 0.0187), and so did both at -O1.
+using WarpTiledQuadFew = WarpTiledShape<64, 64, 16, 32, 32, 3, 4, 4, 1>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
 // multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)
 // and for one-tile problems whose K pads no further to them than to steps of
@@ -380,8 +391,9 @@ constexpr bool kWholeK =
 // copies wherever p's rows allow them (bulk tensor copies where they start on
 // 16 bytes but not all on 128-byte lines, and for the 128 x 128 tiles).
 // kPersistent: no more blocks than the GPU holds at once, each taking problem
-// after problem (one tile each, K unsplit). Defined in sgemm_warp_tiled.cu, for
-// the shapes above.
+// after problem (one tile each, K unsplit). Defined in launch_warp_tiled.cuh,
+// instantiated for the shapes above in sgemm_warp_tiled.cu and
+// sgemm_warp_tiled_o3.cu.
 template <typename S, bool kSplitK, bool kPersistent = false>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,

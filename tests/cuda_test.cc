@@ -494,26 +494,45 @@ INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
 // much as 64 x 64 ones take 64 x 64 tiles of four one-warp warp tiles where
-// their problems are under 128 on a side: element by element (97^3), A on 16
-// bytes (100 x 100 x 101, and with K 2000 of 6 problems, split in 27 parts on
-// a GPU of 132 SMs), B on 16 bytes (120 x 121 x 120, 50 x 77 x 100), and with
-// gaps of 1 (113 x 127 x 109); and under 256 where the 64-wide tiles would pad
-// more: 170^3 (and K 2000 of 3 problems, split), 190 x 191 x 190 with gaps of
-// 1, A on 16 bytes (180 x 172 x 170), and 60 x 500 x 170. On 16 bytes, where
-// the two-warp tiles would fill more than a round and these no more rounds
-// (on a GPU of 132 SMs): 180^3 x 100, 120^3 x 300 with gaps of 4, and 90 of
-// 192 x 256 x 192, the last 17 split in K after 73 unsplit.
-INSTANTIATE_TEST_SUITE_P(
-    QuadTiles, GpuBatchedSgemm,
-    ::testing::Values(
-        BatchCase{{97, 97, 97}, 50, 0}, BatchCase{{100, 100, 101}, 30, 0},
-        BatchCase{{100, 2000, 101}, 6, 0}, BatchCase{{120, 121, 120}, 20, 0},
-        BatchCase{{50, 77, 100}, 30, 0}, BatchCase{{113, 127, 109}, 10, 1},
-        BatchCase{{170, 171, 170}, 20, 0}, BatchCase{{170, 2000, 170}, 3, 0},
-        BatchCase{{190, 191, 190}, 8, 1}, BatchCase{{180, 172, 170}, 10, 0},
-        BatchCase{{60, 500, 170}, 30, 0}, BatchCase{{180, 180, 180}, 100, 0},
-        BatchCase{{120, 120, 120}, 300, 4}, BatchCase{{192, 256, 192}, 90, 0}),
-    BatchTestName);
+// their problems are under 128 on a side, or under 256 where the 64-wide
+// tiles would pad more; on 16 bytes, where the two-warp tiles would fill more
+// than a round and these no more rounds. Five blocks per SM where there are
+// more than four per SM (528 on a GPU of 132 SMs): element by element (97^3 x
+// 150, 600 blocks; 190 x 191 x 190 x 60 with gaps of 1, 540), with K split as
+// five blocks per SM count (A on 16 bytes, 100 x 2000 x 101 x 6 in 27 parts,
+// 648 blocks; 170 x 2000 x 170 x 3 in 24, 648; 60 x 500 x 170 x 30 in 7, 630),
+// and on 16 bytes (180^3 x 100, 120^3 x 300 with gaps of 4, and 90 of 192 x
+// 256 x 192, the last 17 split in K after 73 unsplit).
+INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{97, 97, 97}, 150, 0},
+                                           BatchCase{{190, 191, 190}, 60, 1},
+                                           BatchCase{{100, 2000, 101}, 6, 0},
+                                           BatchCase{{170, 2000, 170}, 3, 0},
+                                           BatchCase{{60, 500, 170}, 30, 0},
+                                           BatchCase{{180, 180, 180}, 100, 0},
+                                           BatchCase{{120, 120, 120}, 300, 4},
+                                           BatchCase{{192, 256, 192}, 90, 0}),
+                         BatchTestName);
+
+// The four-warp 64 x 64 tiles' batches whose blocks fit four to an SM (528 on
+// a GPU of 132 SMs) take four blocks per SM with K steps of 16: element by
+// element (97^3), A on 16 bytes (100 x 100 x 101, 180 x 172 x 170), B on 16
+// bytes (120 x 121 x 120, 50 x 77 x 100 on checked steps), with gaps of 1
+// (113 x 127 x 109, 190 x 191 x 190), 170^3; and with K split (3 of 170 x 512
+// x 170 in 8 parts, 216 blocks; 2 of 100 x 500 x 101 in 7 parts of 80, the
+// last of 20).
+INSTANTIATE_TEST_SUITE_P(QuadFewTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{97, 97, 97}, 50, 0},
+                                           BatchCase{{100, 100, 101}, 30, 0},
+                                           BatchCase{{180, 172, 170}, 10, 0},
+                                           BatchCase{{120, 121, 120}, 20, 0},
+                                           BatchCase{{50, 77, 100}, 30, 0},
+                                           BatchCase{{113, 127, 109}, 10, 1},
+                                           BatchCase{{190, 191, 190}, 8, 1},
+                                           BatchCase{{170, 171, 170}, 20, 0},
+                                           BatchCase{{170, 512, 170}, 3, 0},
+                                           BatchCase{{100, 500, 101}, 2, 0}),
+                         BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those

@@ -1,0 +1,158 @@
+// LaunchWarpTiled (launch.h): the warp-tiled kernel's launches, for the
+// translation units that instantiate them shape by shape at their ptxas levels
+// (sgemm_warp_tiled.cu at -O1, sgemm_warp_tiled_o3.cu at -O3). The helpers'
+// namespace is unnamed: each unit keeps its own copies.
+#ifndef MATSERVE_KERNELS_LAUNCH_WARP_TILED_CUH_
+#define MATSERVE_KERNELS_LAUNCH_WARP_TILED_CUH_
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <climits>
+#include <type_traits>
+
+#include "kernels/launch.h"
+#include "kernels/sgemm_warp_tiled.cuh"
+
+namespace matserve::kernels {
+namespace {
+
+constexpr int kGroup = 8;
+
+// Launches `kernel` (an instance of SgemmWarpTiledKernel of shape S) over p in
+// `blocks` blocks with `bytes` of dynamic shared memory.
+template <typename S, typename Kernel, bool kBulk>
+cudaError_t LaunchOver(Kernel kernel, const Batch& p, int64_t blocks, int bytes,
+                       int64_t tiles_m, int64_t tiles_n, int64_t splits,
+                       int64_t k_per_split, const BulkMaps<kBulk>& maps,
+                       cudaStream_t stream) {
+  return LaunchOverlapped(kernel, blocks, S::kThreads, bytes, stream, p.m, p.n,
+                          p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
+                          p.c, p.ldc, p.stride_c, tiles_m, tiles_n, splits,
+                          k_per_split, p.count, maps);
+}
+
+template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
+          bool kPersistent, bool kWholeSteps = false>
+cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                         int64_t splits, int64_t k_per_split,
+                         cudaStream_t stream) {
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps,
+                           kPersistent>;
+  int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
+    return error;
+  }
+  if constexpr (kPersistent) {
+    int64_t resident = 0;
+    if (cudaError_t error =
+            ResidentBlocks<kKernel>(S::kThreads, S::kSharedBytes, &resident)) {
+      return error;
+    }
+    blocks = std::min(blocks, resident);
+  }
+  return LaunchOver<S>(kKernel, p, blocks, S::kSharedBytes, tiles_m, tiles_n,
+                       splits, k_per_split, BulkMaps<false>(), stream);
+}
+
+// Launches the kernel of shape S with bulk copies over p (every row of A and
+// B on 16 bytes), if it was built for the device and the driver can describe
+// p's operands as tensors; sets *launched to whether it did. Its blocks per
+// SM are held to the launch bounds' (its loop needs fewer registers than the
+// copies by cp.async, and more blocks would make other rounds than the split
+// rules count on). Measured on an H100, with bulk copies for every launch on
+// 16 bytes, against the kernel as built, four 64-wide blocks per SM (ms):
+// 256^3 x 45 0.0394 against 0.0440, 384^3 x 71 0.1803 against 0.1918, 512^3
+// x 40 0.2328 against 0.2493, 600^3 x 3 0.0484 against 0.0546; four led where
+// their rounds filled better (256^3 x 238 0.1836 against 0.1743, 512x128x512
+// x 200 0.3230 against 0.3020), which the split rules do not count.
+template <typename S, bool kSplitK>
+cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                       int64_t splits, int64_t k_per_split, cudaStream_t stream,
+                       bool* launched) {
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, true, true, kSplitK, kGroup, false, false, true>;
+  constexpr CUtensorMapSwizzle kSwizzleA =
+      S::kBlockK == 32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+  static_assert(S::kBlockK == 32 || S::kBlockK == 16, "a swizzle of A's rows");
+  *launched = false;
+  bool built = false;
+  if (cudaError_t error = BuiltForBulkCopies<kKernel>(&built)) return error;
+  BulkMaps<true> maps;
+  // The copies' coordinates are ints.
+  if (!built || p.m > INT_MAX || p.n > INT_MAX || p.count > INT_MAX ||
+      !BatchTensorMap(p.a, p.m, p.k, p.lda, p.stride_a, p.count, S::kBlockM,
+                      S::kBlockK, kSwizzleA, &maps.a) ||
+      !BatchTensorMap(p.b, p.k, p.n, p.ldb, p.stride_b, p.count, S::kBlockK,
+                      S::kBlockN, CU_TENSOR_MAP_SWIZZLE_NONE, &maps.b)) {
+    return cudaSuccess;
+  }
+  const int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
+  if (blocks < 0) return cudaErrorInvalidConfiguration;
+  int64_t bytes = 0;
+  if (cudaError_t error = HoldBlocksPerSm<kKernel>(
+          S::kThreads, S::kBulkSharedBytes, S::kMinBlocksPerSm, &bytes)) {
+    return error;
+  }
+  *launched = true;
+  return LaunchOver<S>(kKernel, p, blocks, static_cast<int>(bytes), tiles_m,
+                       tiles_n, splits, k_per_split, maps, stream);
+}
+
+}  // namespace
+
+template <typename S, bool kSplitK, bool kPersistent>
+cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
+                            int64_t splits, int64_t k_per_split,
+                            cudaStream_t stream) {
+  constexpr bool kP = kPersistent;
+  if (p.VectorOperands()) {
+    // Bulk copies where rows don't all start on 128-byte lines (cp.async
+    // copies of such rows took 43% more L1 tag requests, and their address
+    // registers stalled the loop: docs/benchmarks.md, session 19) and for the
+    // 128 x 128 tiles. Measured on an H100 against cp.async for all (ms,
+    // docs/benchmarks.md, session 20): 260^3 x 43 0.0730 against 0.0896, 900^3
+    // x 5 0.2221 against 0.2559, 1000^3 x 2 0.0989 against 0.1060,
+    // 1000x300x2000 0.0360 against 0.0378; 128 x 128 tiles on 128-byte lines
+    // 512^3 x 64 0.3530 against 0.3680, 2048^3 0.3495 against 0.3592, 1024^3 x
+    // 2 0.0967 against 0.0987, but 4096x64x4096 (two K steps) 0.0645 against
+    // 0.0630. With 64-wide tiles on 128-byte lines, bulk copies lost where K
+    // splits (4096^3 2.735 against 2.642, 768^3 x 2 0.0569 against 0.0543) and
+    // measured even elsewhere.
+    if constexpr (!kPersistent && S::kBulkable) {
+      if (kWholeK<S> || !p.OperandsOnLines()) {
+        bool launched = false;
+        const cudaError_t error = LaunchBulk<S, kSplitK>(
+            p, tiles_m, tiles_n, splits, k_per_split, stream, &launched);
+        if (error || launched) return error;
+      }
+    }
+    return LaunchKernel<S, true, true, kSplitK, kP, true>(
+        p, tiles_m, tiles_n, splits, k_per_split, stream);
+  }
+  // With an operand element by element, in unchecked steps or not.
+  auto launch = [&](auto whole_steps) {
+    constexpr bool kWhole = decltype(whole_steps)::value;
+    auto kernel =
+        p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, kP, kWhole>
+        : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, kP, kWhole>
+                      : LaunchKernel<S, false, false, kSplitK, kP, kWhole>;
+    return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
+  };
+  // Unchecked steps element by element need the edge tiles to fit inside
+  // the matrix (kShiftEdges in sgemm_warp_tiled.cuh).
+  if constexpr (!kPersistent) {
+    if (p.m >= S::kBlockM && p.n >= S::kBlockN) return launch(std::true_type{});
+  }
+  return launch(std::false_type{});
+}
+
+// The launches kernels.cu makes.
+using LaunchWarpTiledFunction = cudaError_t(const Batch&, int64_t, int64_t,
+                                            int64_t, int64_t, cudaStream_t);
+
+}  // namespace matserve::kernels
+
+#endif  // MATSERVE_KERNELS_LAUNCH_WARP_TILED_CUH_
