@@ -9,7 +9,7 @@
 // 0.0177 against 0.0191, 120x121x120 x 50 0.0118 against 0.0122. On an H100
 // (session 26), the other shapes did not gain at -O3: WarpTiledQuad (five
 // blocks per SM, up to 102 registers; some instances spilled 8-16 bytes) from
-// 13% ahead to 4% behind, WarpTiledMid 8-12% behind, the 64-wide tiles 3%.
+// 13% ahead to 4% behind, WarpTiledMid 7-12% behind, the 64-wide tiles 3%.
 #include "kernels/launch_warp_tiled.cuh"
 
 namespace matserve::kernels {
