@@ -1264,19 +1264,23 @@ cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
 }
 
 // Runs the batch p in four-warp 64 x 64 tiles, K split as WarpTiledQuad's
-// rounds of five blocks per SM say: in WarpTiledQuad's blocks, or in
-// WarpTiledQuadFew's where the plan's blocks fit four to an SM.
+// rounds of five blocks per SM say: in WarpTiledQuadFew's blocks, four per SM,
+// where those take no more rounds than WarpTiledQuad's and at most
+// kMostRounds, else in WarpTiledQuad's.
 cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
-  int64_t unsplit = 0, splits = 1, few_slots = 0;
+  constexpr int64_t kMostRounds = 3;
+  int64_t unsplit = 0, splits = 1, slots = 0, few_slots = 0;
   if (cudaError_t error = PlanSplits<WarpTiledQuad>(p, &unsplit, &splits)) {
     return error;
   }
+  if (cudaError_t error = WarpTiledSlots<WarpTiledQuad>(&slots)) return error;
   if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&few_slots)) {
     return error;
   }
   const int64_t tiles = Tiles<WarpTiledQuad>(p) / p.count;
   const int64_t blocks = tiles * (unsplit + (p.count - unsplit) * splits);
-  return blocks <= few_slots
+  const int64_t few_rounds = CeilDiv(blocks, few_slots);
+  return few_rounds <= std::min(CeilDiv(blocks, slots), kMostRounds)
              ? SgemmWarpTiledAs<WarpTiledQuadFew, WarpTiledQuad>(p, stream)
              : SgemmWarpTiledAs<WarpTiledQuad>(p, stream);
 }

@@ -337,15 +337,20 @@ using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
 // against 0.0274, 97^3 x 1000 0.1149 against 0.1092).
 using WarpTiledQuad = WarpTiledShape<64, 64, 8, 32, 32, 3, 5, 4, 1>;
 // The four-warp 64 x 64 tiles where the blocks that WarpTiledQuad plans
-// (its splits of K included) fit four to an SM (SgemmQuadTiles in kernels.cu):
-// K steps of 16 in three stages, four blocks per SM, so up to 128 registers a
-// lane, built at ptxas -O3 (sgemm_warp_tiled_o3.cu). Measured on an H200
-// against WarpTiledQuad (ms, docs/benchmarks.md, session 27): 97^3 x 100
-// 0.0173 against 0.0199, 127^3 x 100 0.0198 against 0.0241, 170x171x170 x 40
-// 0.0231 against 0.0272, 113x127x109 x 100 0.0197 against 0.0236, 180x180x181
-// x 50 0.0255 against 0.0298, 190x191x190 x 20 0.0162 against 0.0185; but
-// 190x191x190 x 30 0.0244 against 0.0234. K steps of 8 gained less (0.0174,
-// 0.0213, 0.0246, 0.0209, 0.0274, 0.0187), and so did both at -O1.
+// (its splits of K included) take no more rounds at four per SM than at five,
+// and at most three (SgemmQuadTiles in kernels.cu): K steps of 16 in three
+// stages, four blocks per SM, so up to 128 registers a lane, built at ptxas
+// -O3 (sgemm_warp_tiled_o3.cu). Measured on an H200 against WarpTiledQuad (ms,
+// docs/benchmarks.md, session 27): in one round, 97^3 x 100 0.0173 against
+// 0.0199, 127^3 x 100 0.0198 against 0.0241, 170x171x170 x 40 0.0231 against
+// 0.0272, 180x180x181 x 50 0.0255 against 0.0298 (but 190x191x190 x 30 0.0244
+// against 0.0234); in two, 113x127x109 x 200 0.0327 against 0.0355, 190x191x190
+// x 100 0.0453 against 0.0505, on 16 bytes 192^3 x 100 0.0426 against 0.0486;
+// in three, 170x171x170 x 150 0.0632 against 0.0657. Where they took more
+// rounds they lost: 97^3 x 150 0.0246 against 0.0217 (two against one),
+// 120x121x120 x 300 0.0461 against 0.0433 (three against two). K steps of 8
+// gained less in one round (0.0174, 0.0213, 0.0246, 0.0274), and so did both
+// at -O1.
 using WarpTiledQuadFew = WarpTiledShape<64, 64, 16, 32, 32, 3, 4, 4, 1>;
 // Shape S with K steps of 32 in a ring of two stages: half the barriers per
 // multiply-add, for blocks whose part of K is long (kLongStepsK in kernels.cu)

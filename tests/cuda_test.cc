@@ -496,43 +496,47 @@ INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
 // much as 64 x 64 ones take 64 x 64 tiles of four one-warp warp tiles where
 // their problems are under 128 on a side, or under 256 where the 64-wide
 // tiles would pad more; on 16 bytes, where the two-warp tiles would fill more
-// than a round and these no more rounds. Five blocks per SM where there are
-// more than four per SM (528 on a GPU of 132 SMs): element by element (97^3 x
-// 150, 600 blocks; 190 x 191 x 190 x 60 with gaps of 1, 540), with K split as
-// five blocks per SM count (A on 16 bytes, 100 x 2000 x 101 x 6 in 27 parts,
-// 648 blocks; 170 x 2000 x 170 x 3 in 24, 648; 60 x 500 x 170 x 30 in 7, 630),
-// and on 16 bytes (180^3 x 100, 120^3 x 300 with gaps of 4, and 90 of 192 x
-// 256 x 192, the last 17 split in K after 73 unsplit).
+// than a round and these no more rounds. Five blocks per SM where four would
+// take more rounds (on a GPU of 132 SMs, 660 blocks a round against 528):
+// element by element (97^3 x 150, 600 blocks; 190 x 191 x 190 x 60 with gaps
+// of 1, 540), with K split as five blocks per SM count (A on 16 bytes, 100 x
+// 2000 x 101 x 6 planned in 27 parts, 648 blocks; 170 x 2000 x 170 x 3 in 24,
+// 648; 60 x 500 x 170 x 30 in 7, 630), and on 16 bytes (120^3 x 300 with gaps
+// of 4, 1200 blocks; 90 of 192 x 256 x 192, the last 17 split in K after 73
+// unsplit); and where both take more than three rounds (97^3 x 528, 2112
+// blocks, four rounds of either).
 INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{97, 97, 97}, 150, 0},
                                            BatchCase{{190, 191, 190}, 60, 1},
                                            BatchCase{{100, 2000, 101}, 6, 0},
                                            BatchCase{{170, 2000, 170}, 3, 0},
                                            BatchCase{{60, 500, 170}, 30, 0},
-                                           BatchCase{{180, 180, 180}, 100, 0},
                                            BatchCase{{120, 120, 120}, 300, 4},
-                                           BatchCase{{192, 256, 192}, 90, 0}),
+                                           BatchCase{{192, 256, 192}, 90, 0},
+                                           BatchCase{{97, 97, 97}, 528, 0}),
                          BatchTestName);
 
-// The four-warp 64 x 64 tiles' batches whose blocks fit four to an SM (528 on
-// a GPU of 132 SMs) take four blocks per SM with K steps of 16: element by
-// element (97^3), A on 16 bytes (100 x 100 x 101, 180 x 172 x 170), B on 16
-// bytes (120 x 121 x 120, 50 x 77 x 100 on checked steps), with gaps of 1
-// (113 x 127 x 109, 190 x 191 x 190), 170^3; and with K split (3 of 170 x 512
-// x 170 in 8 parts, 216 blocks; 2 of 100 x 500 x 101 in 7 parts of 80, the
-// last of 20).
-INSTANTIATE_TEST_SUITE_P(QuadFewTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{97, 97, 97}, 50, 0},
-                                           BatchCase{{100, 100, 101}, 30, 0},
-                                           BatchCase{{180, 172, 170}, 10, 0},
-                                           BatchCase{{120, 121, 120}, 20, 0},
-                                           BatchCase{{50, 77, 100}, 30, 0},
-                                           BatchCase{{113, 127, 109}, 10, 1},
-                                           BatchCase{{190, 191, 190}, 8, 1},
-                                           BatchCase{{170, 171, 170}, 20, 0},
-                                           BatchCase{{170, 512, 170}, 3, 0},
-                                           BatchCase{{100, 500, 101}, 2, 0}),
-                         BatchTestName);
+// The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
+// four per SM as at five, and at most three (on a GPU of 132 SMs), take four
+// per SM with K steps of 16: in one round, element by element (97^3), A on 16
+// bytes (100 x 100 x 101, 180 x 172 x 170), B on 16 bytes (120 x 121 x 120,
+// 50 x 77 x 100 on checked steps), with gaps of 1 (113 x 127 x 109, 190 x 191
+// x 190), 170^3, and with K split (3 of 170 x 512 x 170 in 8 parts, 216
+// blocks; 2 of 100 x 500 x 101 in 7 parts of 80, the last of 20); in two
+// (113 x 127 x 109 x 200 with gaps of 1, 800 blocks; on 16 bytes 180^3 x 100
+// by bulk copies and 160^3 x 100 by cp.async, 900) and three (170^3 x 150,
+// 1350).
+INSTANTIATE_TEST_SUITE_P(
+    QuadFewTiles, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{97, 97, 97}, 50, 0}, BatchCase{{100, 100, 101}, 30, 0},
+        BatchCase{{180, 172, 170}, 10, 0}, BatchCase{{120, 121, 120}, 20, 0},
+        BatchCase{{50, 77, 100}, 30, 0}, BatchCase{{113, 127, 109}, 10, 1},
+        BatchCase{{190, 191, 190}, 8, 1}, BatchCase{{170, 171, 170}, 20, 0},
+        BatchCase{{170, 512, 170}, 3, 0}, BatchCase{{100, 500, 101}, 2, 0},
+        BatchCase{{113, 127, 109}, 200, 1}, BatchCase{{180, 180, 180}, 100, 0},
+        BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{170, 171, 170}, 150, 0}),
+    BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those
