@@ -231,17 +231,15 @@ cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
                           stream, p.c, floats);
 }
 
-// Runs p in warp-tiled blocks of shape S, K split as PlanSplits<P> says (P: a
-// shape of S's tiles whose rounds of blocks the plan counts in place of S's).
-template <typename S, typename P = S>
-cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
-  static_assert(P::kBlockM == S::kBlockM && P::kBlockN == S::kBlockN);
+// Runs p in warp-tiled blocks of shape S as planned: its first `unsplit`
+// problems with K whole, the rest with K in `splits` parts (PlanSplits).
+template <typename S>
+cudaError_t SgemmWarpTiledPlanned(const Batch& p, int64_t unsplit,
+                                  int64_t splits, cudaStream_t stream) {
   // The kernel keeps K positions in an int.
   if (p.k > INT_MAX / 2) return SgemmRegisterBlocked(p, stream);
   const int64_t tiles_m = CeilDiv(p.m, S::kBlockM);
   const int64_t tiles_n = CeilDiv(p.n, S::kBlockN);
-  int64_t unsplit = 0, splits = 1;
-  if (cudaError_t error = PlanSplits<P>(p, &unsplit, &splits)) return error;
   const int64_t whole_k = RoundUp(p.k, S::kBlockK);
   // The 128 x 128 tiles (kWholeK) have no split-K kernel: TakesBigTiles takes
   // them only where they fill their rounds unsplit (or fit one to an SM), and
@@ -271,6 +269,14 @@ cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
     }
   }
   return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
+}
+
+// Runs p in warp-tiled blocks of shape S, K split as PlanSplits<S> says.
+template <typename S>
+cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
+  int64_t unsplit = 0, splits = 1;
+  if (cudaError_t error = PlanSplits<S>(p, &unsplit, &splits)) return error;
+  return SgemmWarpTiledPlanned<S>(p, unsplit, splits, stream);
 }
 
 // The staged kernel's shape: four pairs of consumer warps, each with a ring of
@@ -1281,8 +1287,9 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
   const int64_t blocks = tiles * (unsplit + (p.count - unsplit) * splits);
   const int64_t few_rounds = CeilDiv(blocks, few_slots);
   return few_rounds <= std::min(CeilDiv(blocks, slots), kMostRounds)
-             ? SgemmWarpTiledAs<WarpTiledQuadFew, WarpTiledQuad>(p, stream)
-             : SgemmWarpTiledAs<WarpTiledQuad>(p, stream);
+             ? SgemmWarpTiledPlanned<WarpTiledQuadFew>(p, unsplit, splits,
+                                                       stream)
+             : SgemmWarpTiledPlanned<WarpTiledQuad>(p, unsplit, splits, stream);
 }
 
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
