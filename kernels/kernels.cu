@@ -1256,6 +1256,21 @@ bool TakesQuadTiles(const Batch& p) {
 // 152^3 x 250 0.0845 against 0.0795), and at four rounds they gained little
 // or lost (108^3 x 600 0.0716 against 0.0723, 176^3 x 280 0.1057 against
 // 0.1013).
+//
+// In one round too, where the blocks come to four on some SMs and no more on
+// any, and K stays whole: then they run four to an SM (WarpTiledQuadFew,
+// through SgemmQuadTiles). The two-warp blocks' time steps up by about a
+// quarter from three on an SM to four; the four-warp ones' stays flat. Measured
+// on an H200 against the two-warp tiles (ms, docs/benchmarks.md, session 28):
+// 160^3 x 48 0.0212 against 0.0267, x 58 0.0214 against 0.0272, 192^3 x 48
+// 0.0241 against 0.0292, 144^3 x 50 0.0198 against 0.0238, 136^3 x 50 0.0198
+// against 0.0235, 176^3 x 58 0.0228 against 0.0277, 100^3 x 100 0.0174
+// against 0.0192, x 132 0.0185 against 0.0219, 120^3 x 110 0.0189 against
+// 0.0212. At three an SM or fewer they ranged from -5% to +2% (100^3 x 80
+// 0.0169 against 0.0160, 160^3 x 36 0.0200 against 0.0204), at five on an SM
+// (in WarpTiledQuad's blocks, five to an SM) even, and with K split they lost
+// 2-12% (192x256x192 x 20 0.0184 against 0.0161, 160x512x160 x 20 0.0309
+// against 0.0274).
 cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
   constexpr int64_t kMostRounds = 3;
   *quad = false;
@@ -1265,7 +1280,17 @@ cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
   int64_t rounds = 0, quad_rounds = 0;
   if (cudaError_t error = Rounds<WarpTiledSmall>(p, &rounds)) return error;
   if (cudaError_t error = Rounds<WarpTiledQuad>(p, &quad_rounds)) return error;
-  *quad = rounds > 1 && rounds <= kMostRounds && quad_rounds <= rounds;
+  if (rounds > 1) {
+    *quad = rounds <= kMostRounds && quad_rounds <= rounds;
+    return cudaSuccess;
+  }
+  int64_t sms = 0, splits = 1;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  if (cudaError_t error = WarpTiledSplits<WarpTiledQuad>(p, &splits)) {
+    return error;
+  }
+  const int64_t per_sm = CeilDiv(Tiles<WarpTiledSmall>(p), sms);
+  *quad = per_sm == WarpTiledQuadFew::kMinBlocksPerSm && splits == 1;
   return cudaSuccess;
 }
 

@@ -439,14 +439,18 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
                          BatchTestName);
 
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
-// take those on the 16-byte path: 136 x 136 problems with K 200 and gaps of 4
-// elements, and 300 of 192 x 192 with K 256, the last 36 split in K after 264
-// unsplit on a GPU of 132 SMs (four rounds, where the four-warp tiles would
-// take five). Element by element where those tiles take fewer rounds of
-// blocks: 30 of 300 x 301 x 301 (1 round against 2).
+// take those on the 16-byte path: 40 of 136 x 136 with K 200 and gaps of 4
+// elements (360 blocks, three an SM on a GPU of 132 SMs), and 300 of 192 x 192
+// with K 256, the last 36 split in K after 264 unsplit (four rounds, where the
+// four-warp tiles would take five); in one round, 20 of them with K split, and
+// under 128, 133 of 100^3 (532 blocks, five on some SMs). Element by element
+// where those tiles take fewer rounds of blocks: 30 of 300 x 301 x 301 (1
+// round against 2).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
                                            BatchCase{{192, 256, 192}, 300, 0},
+                                           BatchCase{{192, 256, 192}, 20, 0},
+                                           BatchCase{{100, 100, 100}, 133, 0},
                                            BatchCase{{300, 301, 301}, 30, 1}),
                          BatchTestName);
 
@@ -525,7 +529,10 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // blocks; 2 of 100 x 500 x 101 in 7 parts of 80, the last of 20); in two
 // (113 x 127 x 109 x 200 with gaps of 1, 800 blocks; on 16 bytes 180^3 x 100
 // by bulk copies and 160^3 x 100 by cp.async, 900) and three (170^3 x 150,
-// 1350).
+// 1350). So do batches on 16 bytes in one round of four blocks on some SMs
+// with K whole: 180^3 x 50 by bulk copies and 160^3 x 50 by cp.async (450
+// blocks), 100 x 128 x 96 x 110 by cp.async and 120^3 x 110 with gaps of 4
+// (440).
 INSTANTIATE_TEST_SUITE_P(
     QuadFewTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -535,7 +542,9 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{190, 191, 190}, 8, 1}, BatchCase{{170, 171, 170}, 20, 0},
         BatchCase{{170, 512, 170}, 3, 0}, BatchCase{{100, 500, 101}, 2, 0},
         BatchCase{{113, 127, 109}, 200, 1}, BatchCase{{180, 180, 180}, 100, 0},
-        BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{170, 171, 170}, 150, 0}),
+        BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{170, 171, 170}, 150, 0},
+        BatchCase{{180, 180, 180}, 50, 0}, BatchCase{{160, 160, 160}, 50, 0},
+        BatchCase{{100, 128, 96}, 110, 0}, BatchCase{{120, 120, 120}, 110, 4}),
     BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
