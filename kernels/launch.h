@@ -322,19 +322,20 @@ using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
 using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
 // Batches with an operand element by element whose problems 64 x 64 tiles pad
 // less than 32 x 32 ones (up to 127 on a side) or than 64-wide ones (up to
-// 255), and batches on 16 bytes whose two-warp 64 x 64 blocks would fill two
-// or three rounds, take 64 x 64 tiles of four of those warps (TakesQuadTiles
-// and FillsQuadTiles in kernels.cu; cuBLAS's strided batch takes 64 x 64 tiles
-// of four warps for 97^3 x 1000, 113x127x109 x 200 and 170x171x170 x 40): K
-// steps of 8 in three stages, five blocks per SM (94-96 registers). Measured on
-// an H100 (ms, docs/benchmarks.md, sessions 24 and 25) against four stages,
-// 113x127x109 x 200 0.0361 against 0.0405, 97^3 x 1000 0.1092 against 0.1122,
-// 127^3 x 100 0.0244 against 0.0256, 101x1000x103 x 100 0.1034 against 0.1027;
-// against four blocks per SM, 97^3 x 1000 0.1118 against 0.1171, 120x121x120 x
-// 300 0.0438 against 0.0479 (but 97^3 x 100 0.0207 against 0.0177); against K
-// steps of 16 in four stages, 97^3 x 1000 0.1118 against 0.1170, and in three
-// stages, four blocks per SM, mixed (session 25: 170x171x170 x 40 0.0237
-// against 0.0274, 97^3 x 1000 0.1149 against 0.1092).
+// 255), and batches on 16 bytes whose two-warp 64 x 64 blocks would fill two or
+// three rounds, or come to four on an SM in one, take 64 x 64 tiles of four of
+// those warps (TakesQuadTiles and FillsQuadTiles in kernels.cu; cuBLAS's
+// strided batch takes 64 x 64 tiles of four warps for 97^3 x 1000, 113x127x109
+// x 200 and 170x171x170 x 40): K steps of 8 in three stages, five blocks per SM
+// (94-96 registers). Measured on an H100 (ms, docs/benchmarks.md, sessions 24
+// and 25) against four stages, 113x127x109 x 200 0.0361 against 0.0405, 97^3 x
+// 1000 0.1092 against 0.1122, 127^3 x 100 0.0244 against 0.0256, 101x1000x103 x
+// 100 0.1034 against 0.1027; against four blocks per SM, 97^3 x 1000 0.1118
+// against 0.1171, 120x121x120 x 300 0.0438 against 0.0479 (but 97^3 x 100
+// 0.0207 against 0.0177); against K steps of 16 in four stages, 97^3 x 1000
+// 0.1118 against 0.1170, and in three stages, four blocks per SM, mixed
+// (session 25: 170x171x170 x 40 0.0237 against 0.0274, 97^3 x 1000 0.1149
+// against 0.1092).
 using WarpTiledQuad = WarpTiledShape<64, 64, 8, 32, 32, 3, 5, 4, 1>;
 // The four-warp 64 x 64 tiles where the blocks that WarpTiledQuad plans
 // (its splits of K included) take no more rounds at four per SM than at five,
