@@ -439,15 +439,16 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
                          BatchTestName);
 
 // Problems from 128 on a side whose C 64 x 64 tiles pad less than 64-wide ones
-// take those on the 16-byte path: 40 of 136 x 136 with K 200 and gaps of 4
-// elements (360 blocks, three an SM on a GPU of 132 SMs), and 300 of 192 x 192
-// with K 256, the last 36 split in K after 264 unsplit (four rounds, where the
-// four-warp tiles would take five); in one round, 20 of them with K split, and
-// under 128, 133 of 100^3 (532 blocks, five on some SMs). Element by element
+// take those on the 16-byte path where 32 x 32 ones pad as much: 40 of 176 x
+// 176 with K 200 and gaps of 4 elements (360 blocks, three an SM on a GPU of
+// 132 SMs), and 300 of 192 x 192 with K 256, the last 36 split in K after 264
+// unsplit (four rounds, where the four-warp tiles would take five); in one
+// round, 20 of them with K split, and under 128, 133 of 100^3 (532 blocks,
+// five on some SMs). Element by element
 // where those tiles take fewer rounds of blocks: 30 of 300 x 301 x 301 (1
 // round against 2).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{136, 200, 136}, 40, 4},
+                         ::testing::Values(BatchCase{{176, 200, 176}, 40, 4},
                                            BatchCase{{192, 256, 192}, 300, 0},
                                            BatchCase{{192, 256, 192}, 20, 0},
                                            BatchCase{{100, 100, 100}, 133, 0},
@@ -456,13 +457,13 @@ INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
 
 // Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
 // 64 x 64 ones take those, one a problem (three warps of 8 x 12 lanes, K steps
-// of 8, four blocks per SM), where they cover three SMs in five (88^3 x 80 on
-// 16 bytes) and, with an operand element by element, fill a round (528 on a
-// GPU of 132 SMs):
-// element by element (70^3, K of one with prime sides, and 560 of 90 x 300 x
-// 91, the last 32 splitting K), on 16 bytes (72^3), A on 16 bytes and B not
-// (65 x 300 x 90 with gaps of 4), and whole tiles with unchecked steps (96^3
-// on 16 bytes, 96 x 97 x 96 element-wise with gaps of 1).
+// of 8, four blocks per SM), where on 16 bytes 32 x 32 tiles would take more
+// than a round (2112 on a GPU of 132 SMs: 88^3 x 235, 2115) and with an operand
+// element by element they fill a round (528): element by element (70^3, K of
+// one with prime sides, and 560 of 90 x 300 x 91, the last 32 splitting K), on
+// 16 bytes (72^3), A on 16 bytes and B not (65 x 300 x 90 with gaps of 4), and
+// whole tiles with unchecked steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise
+// with gaps of 1).
 INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{70, 70, 70}, 600, 0},
                                            BatchCase{{89, 1, 67}, 600, 0},
@@ -471,30 +472,36 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                                            BatchCase{{65, 300, 90}, 600, 4},
                                            BatchCase{{96, 96, 96}, 300, 0},
                                            BatchCase{{96, 97, 96}, 600, 1},
-                                           BatchCase{{88, 88, 88}, 80, 0}),
+                                           BatchCase{{88, 88, 88}, 235, 0}),
                          BatchTestName);
 
-// Batches with an operand element by element take 32 x 32 tiles of one warp
-// where those pad C less or spread wider (on a GPU of 132 SMs): one-tile
+// Batches take 32 x 32 tiles of one warp where those pad C less or spread
+// wider (on a GPU of 132 SMs). With an operand element by element: one-tile
 // problems of a few batches (50^3 x 100, A on 16 bytes 50 x 52 x 50 x 100,
 // K of one 41 x 1 x 37 x 30), problems that 64 x 64 tiles would pad more (40 x
 // 90 x 90 x 100, primes 67 x 101 x 131 x 40, 65 x 300 x 90 x 50 with A on 16
 // bytes and gaps of 4), that 96 x 96 tiles would take under a round (70 x 72
 // x 70 x 300), and that 64-wide tiles would pad more (150 x 151 x 150 x 20
 // with gaps of 1, 200 x 131 x 130 x 10, 250 x 251 x 250 x 5 under a quarter
-// round).
-INSTANTIATE_TEST_SUITE_P(TinyTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{50, 50, 50}, 100, 0},
-                                           BatchCase{{50, 52, 50}, 100, 0},
-                                           BatchCase{{41, 1, 37}, 30, 0},
-                                           BatchCase{{40, 90, 90}, 100, 0},
-                                           BatchCase{{67, 101, 131}, 40, 0},
-                                           BatchCase{{65, 300, 90}, 50, 4},
-                                           BatchCase{{70, 72, 70}, 300, 0},
-                                           BatchCase{{150, 151, 150}, 20, 1},
-                                           BatchCase{{200, 131, 130}, 10, 0},
-                                           BatchCase{{250, 251, 250}, 5, 0}),
-                         BatchTestName);
+// round). On 16 bytes: in place of 64 x 64 tiles (144^3 x 30, 140^3 x 40 with
+// a K remainder and gaps of 4, 160^3 x 100 in two rounds, 136 x 200 x 136 x 40
+// with gaps of 4), of 96 x 96 tiles where they take one round (88^3 x 80, 96 x
+// 200 x 96 x 85, 72^3 x 234 in 2106 warps) and of 64-wide tiles under a
+// quarter of a round (128^3 x 30, 200^3 x 12).
+INSTANTIATE_TEST_SUITE_P(
+    TinyTiles, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{50, 50, 50}, 100, 0}, BatchCase{{50, 52, 50}, 100, 0},
+        BatchCase{{41, 1, 37}, 30, 0}, BatchCase{{40, 90, 90}, 100, 0},
+        BatchCase{{67, 101, 131}, 40, 0}, BatchCase{{65, 300, 90}, 50, 4},
+        BatchCase{{70, 72, 70}, 300, 0}, BatchCase{{150, 151, 150}, 20, 1},
+        BatchCase{{200, 131, 130}, 10, 0}, BatchCase{{250, 251, 250}, 5, 0},
+        BatchCase{{144, 144, 144}, 30, 0}, BatchCase{{140, 140, 140}, 40, 4},
+        BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{136, 200, 136}, 40, 4},
+        BatchCase{{88, 88, 88}, 80, 0}, BatchCase{{96, 200, 96}, 85, 0},
+        BatchCase{{72, 72, 72}, 234, 0}, BatchCase{{128, 128, 128}, 30, 0},
+        BatchCase{{200, 200, 200}, 12, 0}),
+    BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
 // much as 64 x 64 ones take 64 x 64 tiles of four one-warp warp tiles where
@@ -528,11 +535,11 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // x 190), 170^3, and with K split (3 of 170 x 512 x 170 in 8 parts, 216
 // blocks; 2 of 100 x 500 x 101 in 7 parts of 80, the last of 20); in two
 // (113 x 127 x 109 x 200 with gaps of 1, 800 blocks; on 16 bytes 180^3 x 100
-// by bulk copies and 160^3 x 100 by cp.async, 900) and three (170^3 x 150,
-// 1350). So do batches on 16 bytes in one round of four blocks on some SMs
-// with K whole: 180^3 x 50 by bulk copies and 160^3 x 50 by cp.async (450
-// blocks), 100 x 128 x 96 x 110 by cp.async and 120^3 x 110 with gaps of 4
-// (440).
+// by bulk copies and 192^3 x 100 by cp.async, 900) and three (170^3 x 150,
+// 1350). So do batches on 16 bytes in one round of four blocks on some SMs with
+// K whole: 180^3 x 50 by bulk copies and 192^3 x 50 by cp.async (450 blocks),
+// 100^3 x 110 and 120^3 x 110 with gaps of 4 (440), and 144^3 x 50, which 32 x
+// 32 tiles would pad less.
 INSTANTIATE_TEST_SUITE_P(
     QuadFewTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -542,9 +549,10 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{190, 191, 190}, 8, 1}, BatchCase{{170, 171, 170}, 20, 0},
         BatchCase{{170, 512, 170}, 3, 0}, BatchCase{{100, 500, 101}, 2, 0},
         BatchCase{{113, 127, 109}, 200, 1}, BatchCase{{180, 180, 180}, 100, 0},
-        BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{170, 171, 170}, 150, 0},
-        BatchCase{{180, 180, 180}, 50, 0}, BatchCase{{160, 160, 160}, 50, 0},
-        BatchCase{{100, 128, 96}, 110, 0}, BatchCase{{120, 120, 120}, 110, 4}),
+        BatchCase{{192, 192, 192}, 100, 0}, BatchCase{{170, 171, 170}, 150, 0},
+        BatchCase{{180, 180, 180}, 50, 0}, BatchCase{{192, 192, 192}, 50, 0},
+        BatchCase{{100, 100, 100}, 110, 0}, BatchCase{{120, 120, 120}, 110, 4},
+        BatchCase{{144, 144, 144}, 50, 0}),
     BatchTestName);
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
