@@ -1177,19 +1177,70 @@ cudaError_t FourTilesOnAnSm(const Batch& p, bool* four) {
   return cudaSuccess;
 }
 
+// Sets *tiny to whether the batch p, both operands on 16 bytes and problems
+// over 64 on a side, takes 32 x 32 tiles of one warp rather than shape S:
+// where S's plan keeps K whole, and the 32 x 32 tiles pad C less than three
+// quarters as much, except in place of 64 x 64 tiles that come to four blocks
+// on an SM (FourTilesOnAnSm); in place of 96 x 96 tiles also where they fit in
+// one round, and in place of 64-wide tiles where S's blocks fill less than a
+// quarter of a round.
+//
+// Measured on an H200 against the shapes before (ms, docs/benchmarks.md,
+// session 28): against 64 x 64 tiles, where they pad C 0.69 as much, 144^3 x 30
+// 0.0121 against 0.0183, 160^3 x 60 0.0222 against 0.0292, x 100 0.0340 against
+// 0.0390, x 1000 0.2592 against 0.2877, 136^3 x 200 0.0549 against 0.0619,
+// 152^3 x 400 0.1065 against 0.1240, but where those came to four blocks on an
+// SM, 132^3 x 52 0.0237 against 0.0206, 144^3 x 50 0.0209 against 0.0194; where
+// they pad C 0.83 as much they lost (100x100x136 x 200 0.0397 against 0.0359,
+// 176x176x136 x 100 0.0478 against 0.0411), and with as much padding mixed
+// (120^3 x 50 0.0110 against 0.0127, 176^3 x 40 0.0246 against 0.0218); against
+// 96 x 96 tiles, in one round, 96x200x96 x 85 0.0152 against 0.0234, 88^3 x 80
+// 0.0088 against 0.0136, 72^3 x 200 0.0141 against 0.0171, 96^3 x 200 0.0156
+// against 0.0204, and past it mostly behind (80^3 x 263 0.0219 against 0.0186,
+// 96^3 x 250 0.0226 against 0.0209, 84^3 x 400 0.0324 against 0.0283; but
+// 96x200x96 x 300 0.0407 against 0.0519); against 64-wide tiles under a quarter
+// of a round, 128^3 x 30 0.0086 against 0.0115, 200^3 x 12 0.0151 against
+// 0.0166, 240^3 x 10 0.0173 against 0.0183, and where they pad C 0.73 as much,
+// 224x224x160 x 50 0.0305 against 0.0394 (past a quarter of a round with 0.77
+// of the padding, gains and losses: 200^3 x 20 0.0173 against 0.0264, 212^3 x
+// 30 0.0315 against 0.0278). Where S's plan split K they lost (96x1000x96 x
+// 100 0.0601 against 0.0546, 128x1024x128 x 30 0.0375 against 0.0346). On an
+// H100 at session 24, where the rule keeps them out: 100^3 x 1000 0.1588
+// against 0.1056, 96^3 x 1000 0.0724 against 0.0654, 128^3 x 1000 0.1369
+// against 0.1161.
+template <typename S>
+cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
+  *tiny = false;
+  int64_t splits = 1;
+  if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
+  if (splits > 1) return cudaSuccess;
+  const bool pads_less =
+      4 * PaddedArea<WarpTiledTiny>(p) < 3 * PaddedArea<S>(p);
+  if constexpr (std::is_same_v<S, WarpTiledSmall>) {
+    bool four = false;
+    if (cudaError_t error = FourTilesOnAnSm(p, &four)) return error;
+    *tiny = pads_less && !four;
+  } else if constexpr (std::is_same_v<S, WarpTiledMid>) {
+    int64_t rounds = 0;
+    if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
+    *tiny = pads_less || rounds == 1;
+  } else {
+    int64_t slots = 0;
+    if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+    *tiny = pads_less || 4 * Tiles<S>(p) < slots;
+  }
+  return cudaSuccess;
+}
+
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
 // (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
-// side. With an operand element by element: problems of one 64 x 64 tile where
-// the persistent blocks that would take them hold the batch in half a round;
+// side (with both operands on 16 bytes, as TakesTinyTilesOn16Bytes says). With
+// an operand element by element: problems of one 64 x 64 tile where the
+// persistent blocks that would take them hold the batch in half a round;
 // others in place of 64 x 64 tiles where the 32 x 32 ones pad C less; in place
 // of other shapes, where they pad C less than three quarters as much, or S's
 // blocks fill less than a round (96 x 96 tiles) or a quarter of one (64-wide
-// tiles). With both on 16 bytes, problems over 64 on a side, where the 32 x 32
-// tiles pad C less than three quarters as much, except in place of 64 x 64
-// tiles that come to four blocks on an SM (FourTilesOnAnSm); and where they
-// fit in one round in place of 96 x 96 tiles, or S's blocks fill less than a
-// quarter of a round in place of 64-wide ones. Measured on an H100 against the
-// shapes before (ms,
+// tiles). Measured on an H100 against the shapes before (ms,
 // docs/benchmarks.md, session 24): one tile, 50^3 x 100 0.0063 against
 // 0.0114, 33x35x33 x 100 0.0055 against 0.0083, 50x52x50 x 100 0.0061 against
 // 0.0110, 60x61x60 x 200 0.0086 against 0.0116 (but 40x41x40 x 528 0.0121
@@ -1205,36 +1256,15 @@ cudaError_t FourTilesOnAnSm(const Batch& p, bool* four) {
 // 0.0283, 250x251x250 x 5 (a tenth of a round) 0.0147 against 0.0203 (but
 // 230x231x229 x 30, 0.6 of a round, 0.0381 against 0.0366, and 190x191x190 x
 // 30, three quarters the padding, 0.0298 against 0.0277).
-//
-// With both operands on 16 bytes, measured on an H200 against the shapes
-// before (ms, docs/benchmarks.md, session 28): against 64 x 64 tiles, where
-// they pad C 0.69 as much, 144^3 x 30 0.0121 against 0.0183, 160^3 x 60 0.0222
-// against 0.0292, x 100 0.0340 against 0.0390, x 1000 0.2592 against 0.2877,
-// 136^3 x 200 0.0549 against 0.0619, 152^3 x 400 0.1065 against 0.1240, but
-// where those came to four blocks on an SM, 132^3 x 52 0.0237 against 0.0206,
-// 144^3 x 50 0.0209 against 0.0194; where they pad C 0.83 as much they lost
-// (100x100x136 x 200 0.0397 against 0.0359, 176x176x136 x 100 0.0478 against
-// 0.0411), and with as much padding mixed (120^3 x 50 0.0110 against 0.0127,
-// 176^3 x 40 0.0246 against 0.0218); against 96 x 96 tiles, in one round,
-// 96x200x96 x 85 0.0152 against 0.0234, 88^3 x 80 0.0088 against 0.0136,
-// 72^3 x 200 0.0141 against 0.0171, 96^3 x 200 0.0156 against 0.0204, and past
-// it mostly behind (80^3 x 263 0.0219 against 0.0186, 96^3 x 250 0.0226
-// against 0.0209, 84^3 x 400 0.0324 against 0.0283; but 96x200x96 x 300
-// 0.0407 against 0.0519); against 64-wide tiles under a quarter of a round,
-// 128^3 x 30 0.0086 against 0.0115, 200^3 x 12 0.0151 against 0.0166,
-// 240^3 x 10 0.0173 against 0.0183, and where they pad C 0.73 as much,
-// 224x224x160 x 50 0.0305 against 0.0394 (past a quarter of a round with 0.77
-// of the padding, gains and losses: 200^3 x 20 0.0173 against 0.0264, 212^3 x
-// 30 0.0315 against 0.0278). On an H100 at session 24, where the rule keeps
-// them out: 100^3 x 1000 0.1588 against 0.1056, 96^3 x 1000 0.0724 against
-// 0.0654, 128^3 x 1000 0.1369 against 0.1161.
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
   if (!OneWarpTilesMayTake(p)) return cudaSuccess;
-  const bool vector = p.VectorOperands();
+  if (p.VectorOperands()) {
+    if (p.m <= 64 && p.n <= 64) return cudaSuccess;
+    return TakesTinyTilesOn16Bytes<S>(p, tiny);
+  }
   if (p.m <= 64 && p.n <= 64) {
-    if (vector) return cudaSuccess;
     int64_t slots = 0;
     if (cudaError_t error = WarpTiledSlots<WarpTiledOneTile>(&slots)) {
       return error;
@@ -1243,30 +1273,15 @@ cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
     return cudaSuccess;
   }
   const int64_t tiny_area = PaddedArea<WarpTiledTiny>(p);
-  const bool pads_less = 4 * tiny_area < 3 * PaddedArea<S>(p);
   if constexpr (std::is_same_v<S, WarpTiledSmall>) {
-    if (!vector) {
-      *tiny = tiny_area < PaddedArea<S>(p);
-      return cudaSuccess;
-    }
-    if (!pads_less) return cudaSuccess;
-    bool four = false;
-    if (cudaError_t error = FourTilesOnAnSm(p, &four)) return error;
-    *tiny = !four;
+    *tiny = tiny_area < PaddedArea<S>(p);
     return cudaSuccess;
-  }
-  if constexpr (std::is_same_v<S, WarpTiledMid>) {
-    if (vector) {
-      int64_t rounds = 0;
-      if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
-      *tiny = pads_less || rounds == 1;
-      return cudaSuccess;
-    }
   }
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   constexpr int64_t kRoundParts = std::is_same_v<S, WarpTiledMid> ? 1 : 4;
-  *tiny = pads_less || Tiles<S>(p) * kRoundParts < slots;
+  *tiny =
+      4 * tiny_area < 3 * PaddedArea<S>(p) || Tiles<S>(p) * kRoundParts < slots;
   return cudaSuccess;
 }
 

@@ -306,15 +306,15 @@ using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // 0.1269 against 0.1257, 88x700x88 x 400 0.1634 against 0.1622); four stages
 // in between (0.2010, 0.0901, 0.0514, 0.0595).
 using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
-// Batches of problems under 256 on a side with an operand element by element
-// take 32 x 32 tiles of one warp where those pad C less or spread wider
-// (TakesTinyTiles in kernels.cu; cuBLAS's strided batch takes 32 x 32 tiles
-// for 70^3 x 100 and 77^3 x 300): 8 x 4 of C a lane, K steps of 8 in three
-// stages, sixteen blocks per SM (108-128 registers). Measured on an H100
-// against four stages (ms, docs/benchmarks.md, session 25, two calls):
-// 150x151x150 x 250 0.0740 against 0.0783, 135x136x137 x 200 0.0580 against
-// 0.0600, 77^3 x 300 0.0270 against 0.0280, 70^3 x 100 0.0091 against 0.0094,
-// 200x131x130 x 40 0.0229 against 0.0235; but one-tile problems,
+// Batches of problems under 256 on a side take 32 x 32 tiles of one warp where
+// those pad C less or spread wider (TakesTinyTiles in kernels.cu, which holds
+// them to fewer batches where both operands lie on 16 bytes; cuBLAS's strided
+// batch takes 32 x 32 tiles for 70^3 x 100 and 77^3 x 300): 8 x 4 of C a lane,
+// K steps of 8 in three stages, sixteen blocks per SM (108-128 registers).
+// Measured on an H100 against four stages (ms, docs/benchmarks.md, session 25,
+// two calls): 150x151x150 x 250 0.0740 against 0.0783, 135x136x137 x 200 0.0580
+// against 0.0600, 77^3 x 300 0.0270 against 0.0280, 70^3 x 100 0.0091 against
+// 0.0094, 200x131x130 x 40 0.0229 against 0.0235; but one-tile problems,
 // already 1.4-2.5 times as fast as cuBLAS's strided batch, lost 1-3% (50^3 x
 // 100 0.0064 against 0.0062, 33x35x33 x 100 0.0056 against 0.0054), and so did
 // 250x251x250 x 5 (0.0148 against 0.0146) and 90x1000x91 x 200 (0.1257 against

@@ -463,7 +463,8 @@ INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
 // one with prime sides, and 560 of 90 x 300 x 91, the last 32 splitting K), on
 // 16 bytes (72^3), A on 16 bytes and B not (65 x 300 x 90 with gaps of 4), and
 // whole tiles with unchecked steps (96^3 on 16 bytes, 96 x 97 x 96 element-wise
-// with gaps of 1).
+// with gaps of 1); and on 16 bytes where they split K (96 x 1000 x 96 x 100),
+// though 32 x 32 tiles would take a round.
 INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{70, 70, 70}, 600, 0},
                                            BatchCase{{89, 1, 67}, 600, 0},
@@ -472,7 +473,8 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
                                            BatchCase{{65, 300, 90}, 600, 4},
                                            BatchCase{{96, 96, 96}, 300, 0},
                                            BatchCase{{96, 97, 96}, 600, 1},
-                                           BatchCase{{88, 88, 88}, 235, 0}),
+                                           BatchCase{{88, 88, 88}, 235, 0},
+                                           BatchCase{{96, 1000, 96}, 100, 0}),
                          BatchTestName);
 
 // Batches take 32 x 32 tiles of one warp where those pad C less or spread
