@@ -443,10 +443,9 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 // 176 with K 200 and gaps of 4 elements (360 blocks, three an SM on a GPU of
 // 132 SMs), and 300 of 192 x 192 with K 256, the last 36 split in K after 264
 // unsplit (four rounds, where the four-warp tiles would take five); in one
-// round, 20 of them with K split, and under 128, 133 of 100^3 (532 blocks,
-// five on some SMs). Element by element
-// where those tiles take fewer rounds of blocks: 30 of 300 x 301 x 301 (1
-// round against 2).
+// round, 20 of them with K split, and under 128, 133 of 100^3 (532 blocks, five
+// on some SMs). Element by element where those tiles take fewer rounds of
+// blocks: 30 of 300 x 301 x 301 (1 round against 2).
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{176, 200, 176}, 40, 4},
                                            BatchCase{{192, 256, 192}, 300, 0},
