@@ -1217,9 +1217,10 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   const bool pads_less =
       4 * PaddedArea<WarpTiledTiny>(p) < 3 * PaddedArea<S>(p);
   if constexpr (std::is_same_v<S, WarpTiledSmall>) {
+    if (!pads_less) return cudaSuccess;
     bool four = false;
     if (cudaError_t error = FourTilesOnAnSm(p, &four)) return error;
-    *tiny = pads_less && !four;
+    *tiny = !four;
   } else if constexpr (std::is_same_v<S, WarpTiledMid>) {
     int64_t rounds = 0;
     if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
