@@ -1157,7 +1157,8 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
 }
 
 // Whether the batch p may take warp tiles of 32 x 32 (WarpTiledTiny, and four
-// of them in WarpTiledQuad): several problems under 256 on a side.
+// of them in WarpTiledQuad): several problems under 256 on a side (and, with
+// an operand element by element, some larger ones: TakesTinyTilesFrom256).
 bool OneWarpTilesMayTake(const Batch& p) {
   return p.count > 1 && p.m < 256 && p.n < 256;
 }
@@ -1233,9 +1234,33 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
+// Whether the batch p, with an operand element by element and problems from
+// 256 on a side (one side or both) and under 512, takes 32 x 32 tiles of one
+// warp (WarpTiledTiny): where they pad C under 0.7 as much as the 64-wide
+// tiles would. Measured on an H100 against the tiles the rules took before
+// (ms, docs/benchmarks.md, session 29): under 256 on the other side,
+// 270x131x130 x 30 0.0219 against 0.0299, x 300 0.1398 against 0.1687,
+// 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x 20 0.0117 against
+// 0.0200, 270x65x141 x 400 0.1121 against 0.1511, 280x999x141 x 10 0.0516
+// against 0.0621 (19 of 20 such batches 5-41% ahead; 137x500x266 x 100 0.1719
+// against 0.1594); from 256 on both, 280x150x280 x 40 0.0390 against 0.0542,
+// 261x100x259 x 5 0.0080 against 0.0118, 270^3 x 100 0.1583 against 0.1709
+// (7 of 11 ahead; 266x300x266 x 30 0.0635 against 0.0549, and within 1.5%
+// 261x100x259 x 60 and 270^3 x 60 and x 300). Padding C 0.88 as much, they
+// lost (480x481x479 x 3 0.0372 against 0.0317). On 16 bytes the same rule lost
+// 8-17% in 6 of 9 batches (272x132x132 x 30 0.0239 against 0.0206), so those
+// keep their tiles.
+bool TakesTinyTilesFrom256(const Batch& p) {
+  const int64_t wide =
+      std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
+  return p.count > 1 && !p.VectorOperands() && p.m < 512 && p.n < 512 &&
+         10 * PaddedArea<WarpTiledTiny>(p) < 7 * wide;
+}
+
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
 // (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
-// side (with both operands on 16 bytes, as TakesTinyTilesOn16Bytes says). With
+// side (with both operands on 16 bytes, as TakesTinyTilesOn16Bytes says; from
+// 256, as TakesTinyTilesFrom256 says). With
 // an operand element by element: problems of one 64 x 64 tile where the
 // persistent blocks that would take them hold the batch in half a round;
 // others in place of 64 x 64 tiles where the 32 x 32 ones pad C less; in place
@@ -1260,7 +1285,10 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
-  if (!OneWarpTilesMayTake(p)) return cudaSuccess;
+  if (!OneWarpTilesMayTake(p)) {
+    *tiny = TakesTinyTilesFrom256(p);
+    return cudaSuccess;
+  }
   if (p.VectorOperands()) {
     if (p.m <= 64 && p.n <= 64) return cudaSuccess;
     return TakesTinyTilesOn16Bytes<S>(p, tiny);

@@ -298,7 +298,7 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
                                            BatchCase{{64, 64, 64}, 6, 0},
                                            BatchCase{{100, 37, 129}, 3, 1},
                                            BatchCase{{128, 128, 128}, 2, 0},
-                                           BatchCase{{130, 7, 257}, 2, 1},
+                                           BatchCase{{130, 7, 321}, 2, 1},
                                            BatchCase{{256, 260, 132}, 3, 0}),
                          BatchTestName);
 
@@ -323,17 +323,18 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // Element by element, K steps run unchecked where a problem is at least a
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
-// by 63 rows and 127 columns (257^3 x 3, K split, adding into C element by
-// element), A and B element-wise (270 x 131 x 130), only A (the last tile
-// column moved by 124, a multiple of 4, so C's 16-byte runs stay whole) or
-// only B, and problems exactly a tile high. (One side is at least 256, so that
-// 32 x 32 tiles don't take them, and 30 problems of 270 x 130 fill too little
-// of a round of 128 x 128 tiles for those to take them.)
+// by 63 rows and 127 columns (257 x 257 x 385 x 3, K split, adding into C
+// element by element), A and B element-wise (330 x 131 x 130), only A (the
+// last tile column moved by 124, a multiple of 4, so C's 16-byte runs stay
+// whole) or only B, and problems exactly a tile high. (One side is at least
+// 256, and 32 x 32 tiles would pad C at least 0.73 as much as the 64-wide
+// ones, so that they don't take them; 20 or 30 problems fill too little of a
+// round of 128 x 128 tiles for those to take them.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{257, 257, 257}, 3, 0},
-                                           BatchCase{{270, 131, 130}, 30, 0},
-                                           BatchCase{{129, 129, 260}, 30, 0},
-                                           BatchCase{{260, 132, 131}, 30, 0},
+                         ::testing::Values(BatchCase{{257, 257, 385}, 3, 0},
+                                           BatchCase{{330, 131, 130}, 30, 0},
+                                           BatchCase{{170, 129, 260}, 20, 0},
+                                           BatchCase{{260, 132, 195}, 20, 0},
                                            BatchCase{{64, 129, 256}, 50, 1}),
                          BatchTestName);
 
@@ -428,6 +429,46 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
                                            BatchCase{{128, 516, 192}, 540, 0}),
                          BatchTestName);
 
+// A batch of problems that follow one another, rows off 16 bytes: the rows a
+// copy reads past a problem's K are the next problem's, and must not reach its
+// products, not even as zero times an infinity (a kernel that stacks the
+// problems as one matrix reads them). Every problem's B holds an infinity and a
+// NaN in its first two rows and its A an infinity in its first row; K of 301
+// leaves 13 rows in the last step of 16 or 32. The batch starts 0 to 3
+// elements into its buffers, so that its rows start at every offset from 16
+// bytes.
+TEST_F(GpuTest, StackedProblemsKeepTheirNonFiniteValues) {
+  constexpr uint32_t kCount = 5;
+  const Shape s = {300, 301, 259};
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  std::uniform_int_distribution<uint32_t> column_k(0, s.k - 1),
+      column_n(0, s.n - 1);
+  std::vector<Matrix> as, bs;
+  for (uint32_t i = 0; i < kCount; ++i) {
+    as.push_back(RandomMatrix(s.m, s.k, rng));
+    bs.push_back(RandomMatrix(s.k, s.n, rng));
+    as.back().values[column_k(rng)] = INFINITY;
+    bs.back().values[column_n(rng)] = -INFINITY;
+    bs.back().values[s.n + column_n(rng)] = NAN;
+  }
+  const uint64_t size_a = uint64_t{s.m} * s.k, size_b = uint64_t{s.k} * s.n,
+                 size_c = uint64_t{s.m} * s.n;
+  for (uint32_t offset = 0; offset < 4; ++offset) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    auto shifted = [offset](std::vector<float> packed) {
+      packed.insert(packed.begin(), offset, NAN);
+      return packed;
+    };
+    DeviceVector da(shifted(Pack(as, size_a))), db(shifted(Pack(bs, size_b))),
+        dc(kCount * size_c);
+    ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
+        s.m, s.n, s.k, da.get() + offset, size_a, db.get() + offset, size_b,
+        dc.get(), size_c, kCount, nullptr));
+    ASSERT_CUDA_OK(cudaDeviceSynchronize());
+    ExpectProductsMatch(dc.ToHost(), as, bs, size_c, size_c);
+  }
+}
+
 // Batches of four rounds of 64-wide blocks and more on a GPU of 132 SMs (1600
 // and 1800 of them) with K from 512 take K steps of 32: 64 x 128 tiles on the
 // 16-byte path (the last 8 of its 800 problems split in K after 792 unsplit),
@@ -488,7 +529,11 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // a K remainder and gaps of 4, 160^3 x 100 in two rounds, 136 x 200 x 136 x 40
 // with gaps of 4), of 96 x 96 tiles where they take one round (88^3 x 80, 96 x
 // 200 x 96 x 85, 72^3 x 234 in 2106 warps) and of 64-wide tiles under a
-// quarter of a round (128^3 x 30, 200^3 x 12).
+// quarter of a round (128^3 x 30, 200^3 x 12). From 256 on a side, element by
+// element, where they pad C under 0.7 as much as the 64-wide tiles: one side
+// under 256 (270 x 131 x 130 x 30, 141 x 301 x 270 x 30 with gaps of 1, only A
+// element-wise in 129 x 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K
+// in 280 x 999 x 141 x 10), both over (280 x 150 x 280 x 40, and 257^3 x 3).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -501,7 +546,10 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{160, 160, 160}, 100, 0}, BatchCase{{136, 200, 136}, 40, 4},
         BatchCase{{88, 88, 88}, 80, 0}, BatchCase{{96, 200, 96}, 85, 0},
         BatchCase{{72, 72, 72}, 234, 0}, BatchCase{{128, 128, 128}, 30, 0},
-        BatchCase{{200, 200, 200}, 12, 0}),
+        BatchCase{{200, 200, 200}, 12, 0}, BatchCase{{270, 131, 130}, 30, 0},
+        BatchCase{{141, 301, 270}, 30, 1}, BatchCase{{129, 129, 260}, 30, 0},
+        BatchCase{{260, 132, 131}, 30, 0}, BatchCase{{280, 999, 141}, 10, 0},
+        BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
