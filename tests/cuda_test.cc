@@ -323,13 +323,14 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // Element by element, K steps run unchecked where a problem is at least a
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
-// by 63 rows and 127 columns (257 x 257 x 385 x 3, K split, adding into C
-// element by element), A and B element-wise (330 x 131 x 130), only A (the
-// last tile column moved by 124, a multiple of 4, so C's 16-byte runs stay
-// whole) or only B, and problems exactly a tile high. (One side is at least
-// 256, and 32 x 32 tiles would pad C at least 0.73 as much as the 64-wide
-// ones, so that they don't take them; 20 or 30 problems fill too little of a
-// round of 128 x 128 tiles for those to take them.)
+// by 63 rows and 127 columns (257 x 257 x 385 x 3 in 64 x 128 tiles, K split
+// in 4, adding into C element by element), A and B element-wise (330 x 131 x
+// 130 in 128 x 64 tiles), only A (in 128 x 128 tiles one to an SM, the last
+// tile column moved by 124, a multiple of 4, so C's 16-byte runs stay whole)
+// or only B (likewise), and problems exactly a tile high (64 x 64 tiles). One
+// side is at least 256, and 32 x 32 tiles would pad C at least 0.73 as much as
+// the 64-wide ones, so that they don't take them. (The kernels as Nsight
+// Compute listed them on an H100, session 29.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{257, 257, 385}, 3, 0},
                                            BatchCase{{330, 131, 130}, 30, 0},
@@ -533,7 +534,8 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // element, where they pad C under 0.7 as much as the 64-wide tiles: one side
 // under 256 (270 x 131 x 130 x 30, 141 x 301 x 270 x 30 with gaps of 1, only A
 // element-wise in 129 x 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K
-// in 280 x 999 x 141 x 10), both over (280 x 150 x 280 x 40, and 257^3 x 3).
+// in 280 x 999 x 141 x 10, split in 9), both over (280 x 150 x 280 x 40, only
+// A element-wise, and 257^3 x 3, K split in 4).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
