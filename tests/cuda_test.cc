@@ -298,7 +298,7 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
                                            BatchCase{{64, 64, 64}, 6, 0},
                                            BatchCase{{100, 37, 129}, 3, 1},
                                            BatchCase{{128, 128, 128}, 2, 0},
-                                           BatchCase{{130, 7, 321}, 2, 1},
+                                           BatchCase{{130, 7, 500}, 2, 1},
                                            BatchCase{{256, 260, 132}, 3, 0}),
                          BatchTestName);
 
@@ -323,19 +323,17 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // Element by element, K steps run unchecked where a problem is at least a
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
-// by 63 rows and 127 columns (257 x 257 x 385 x 3 in 64 x 128 tiles, K split
-// in 4, adding into C element by element), A and B element-wise (330 x 131 x
-// 130 in 128 x 64 tiles), only A (in 128 x 128 tiles one to an SM, the last
-// tile column moved by 124, a multiple of 4, so C's 16-byte runs stay whole)
-// or only B (likewise), and problems exactly a tile high (64 x 64 tiles). One
-// side is at least 256, and 32 x 32 tiles would pad C at least 0.73 as much as
-// the 64-wide ones, so that they don't take them. (The kernels as Nsight
-// Compute listed them on an H100, session 29.)
+// by 127 rows and 63 columns (513 x 250 x 257 x 3, K split, adding into C
+// element by element), A and B element-wise (330 x 131 x 190), only A (the
+// last tile column moved by a multiple of 4, so C's 16-byte runs stay whole)
+// or only B, and problems exactly a tile high (64 x 64 tiles). One side is at
+// least 256, and 32 x 32 tiles would pad C at least 0.83 as much as the
+// 64-wide ones (or the problems are 512 high), so that they don't take them.
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{257, 257, 385}, 3, 0},
-                                           BatchCase{{330, 131, 130}, 30, 0},
-                                           BatchCase{{170, 129, 260}, 20, 0},
-                                           BatchCase{{260, 132, 195}, 20, 0},
+                         ::testing::Values(BatchCase{{513, 250, 257}, 3, 0},
+                                           BatchCase{{330, 131, 190}, 30, 0},
+                                           BatchCase{{250, 129, 260}, 20, 0},
+                                           BatchCase{{260, 132, 250}, 20, 0},
                                            BatchCase{{64, 129, 256}, 50, 1}),
                          BatchTestName);
 
@@ -531,11 +529,12 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // with gaps of 4), of 96 x 96 tiles where they take one round (88^3 x 80, 96 x
 // 200 x 96 x 85, 72^3 x 234 in 2106 warps) and of 64-wide tiles under a
 // quarter of a round (128^3 x 30, 200^3 x 12). From 256 on a side, element by
-// element, where they pad C under 0.7 as much as the 64-wide tiles: one side
-// under 256 (270 x 131 x 130 x 30, 141 x 301 x 270 x 30 with gaps of 1, only A
-// element-wise in 129 x 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K
-// in 280 x 999 x 141 x 10, split in 9), both over (280 x 150 x 280 x 40, only
-// A element-wise, and 257^3 x 3, K split in 4).
+// element, where they pad C under 0.8 as much as the 64-wide tiles: one side
+// under 256 (270 x 131 x 130 x 30 at 0.63 of their padding, 330 x 131 x 130 x
+// 30 at 0.76, 141 x 301 x 270 x 30 with gaps of 1, only A element-wise in 129 x
+// 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K in 280 x 999 x 141 x
+// 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
+// 257^3 x 3, K split in 4).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -551,7 +550,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{200, 200, 200}, 12, 0}, BatchCase{{270, 131, 130}, 30, 0},
         BatchCase{{141, 301, 270}, 30, 1}, BatchCase{{129, 129, 260}, 30, 0},
         BatchCase{{260, 132, 131}, 30, 0}, BatchCase{{280, 999, 141}, 10, 0},
-        BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0}),
+        BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
+        BatchCase{{330, 131, 130}, 30, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
