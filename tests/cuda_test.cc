@@ -323,12 +323,15 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // Element by element, K steps run unchecked where a problem is at least a
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
-// by 127 rows and 63 columns (513 x 250 x 257 x 3, K split, adding into C
-// element by element), A and B element-wise (330 x 131 x 190), only A (the
-// last tile column moved by a multiple of 4, so C's 16-byte runs stay whole)
-// or only B, and problems exactly a tile high (64 x 64 tiles). One side is at
-// least 256, and 32 x 32 tiles would pad C at least 0.83 as much as the
-// 64-wide ones (or the problems are 512 high), so that they don't take them.
+// by 127 rows and 63 columns (513 x 250 x 257 x 3) and by 54 rows and 2
+// columns (330 x 131 x 190), A and B element-wise, in 128 x 64 tiles; only A
+// (in 128 x 128 tiles one to an SM, the last tile column moved by 124, a
+// multiple of 4, so C's 16-byte runs stay whole) or only B (in those tiles
+// too); and problems exactly a tile high (64 x 64 tiles). One side is at least
+// 256, and 32 x 32 tiles would pad C at least 0.83 as much as the 64-wide ones
+// (or the problems are 513 high), so that they don't take them. (The kernels as
+// Nsight Compute listed them on an H100, session 29. Moved tiles that split K
+// and add into C element by element: 257^3 x 3 in TinyTiles.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{513, 250, 257}, 3, 0},
                                            BatchCase{{330, 131, 190}, 30, 0},
@@ -432,10 +435,10 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
 // copy reads past a problem's K are the next problem's, and must not reach its
 // products, not even as zero times an infinity (a kernel that stacks the
 // problems as one matrix reads them). Every problem's B holds an infinity and a
-// NaN in its first two rows and its A an infinity in its first row; K of 301
-// leaves 13 rows in the last step of 16 or 32. The batch starts 0 to 3
-// elements into its buffers, so that its rows start at every offset from 16
-// bytes.
+// NaN in its first two rows and its A an infinity in its first row; K of 301,
+// a prime, leaves a partial last step whatever the tiles. The batch starts 0
+// to 3 elements into its buffers, so that its rows start at every offset from
+// 16 bytes.
 TEST_F(GpuTest, StackedProblemsKeepTheirNonFiniteValues) {
   constexpr uint32_t kCount = 5;
   const Shape s = {300, 301, 259};
@@ -534,7 +537,8 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // 30 at 0.76, 141 x 301 x 270 x 30 with gaps of 1, only A element-wise in 129 x
 // 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K in 280 x 999 x 141 x
 // 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
-// 257^3 x 3, K split in 4).
+// 257^3 x 3, K split in 4, the last tiles moved by 31 rows and columns and
+// adding into C element by element).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
