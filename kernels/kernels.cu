@@ -1245,13 +1245,12 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 // against 0.0118 (26 of 31 batches 5-41% ahead; 266x300x266 x 30 0.0635
 // against 0.0549, 137x500x266 x 100 0.1719 against 0.1594, three within
 // 1.5%); from 0.7 to 0.8, 330x131x130 x 30 0.0237 against 0.0303, 281x51x290
-// x 100 0.0512 against 0.0602, 390x130x390 x 10 0.0237 against 0.0279 (10 of
-// 12 ahead by 0.8-22%; 450x100x140 x 30 0.0303 against 0.0274, 420x64x136 x
-// 50 0.0245 against 0.0232). From 0.8, 3 of 7 lost up to 17% (480x481x479 x 3
+// x 100 0.0512 against 0.0602, 390x130x390 x 10 0.0237 against 0.0279 (all
+// 10 ahead, by 0.8-22%). From 0.8, 3 of 6 lost up to 17% (480x481x479 x 3
 // 0.0372 against 0.0317, 330x97x330 x 20 0.0281 against 0.0248, 300x301x301 x
-// 100 0.2094 against 0.1921). On 16 bytes the rule under 0.7 lost 8-17% in 6
-// of 9 batches (272x132x132 x 30 0.0239 against 0.0206), so those keep their
-// tiles.
+// 100 0.2094 against 0.1921). On 16 bytes, under 0.8, 8 of 11 batches lost
+// 6-17% (272x132x132 x 30 0.0239 against 0.0206, 450x100x140 x 30 0.0303
+// against 0.0274), so those keep their tiles.
 bool TakesTinyTilesFrom256(const Batch& p) {
   const int64_t wide =
       std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
@@ -1262,10 +1261,10 @@ bool TakesTinyTilesFrom256(const Batch& p) {
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
 // (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
 // side (with both operands on 16 bytes, as TakesTinyTilesOn16Bytes says; from
-// 256, as TakesTinyTilesFrom256 says). With
-// an operand element by element: problems of one 64 x 64 tile where the
-// persistent blocks that would take them hold the batch in half a round;
-// others in place of 64 x 64 tiles where the 32 x 32 ones pad C less; in place
+// 256, as TakesTinyTilesFrom256 says). With an operand element by element:
+// problems of one 64 x 64 tile where the persistent blocks that would take
+// them hold the batch in half a round; others in place of 64 x 64 tiles where
+// the 32 x 32 ones pad C less; in place
 // of other shapes, where they pad C less than three quarters as much, or S's
 // blocks fill less than a round (96 x 96 tiles) or a quarter of one (64-wide
 // tiles). Measured on an H100 against the shapes before (ms,
