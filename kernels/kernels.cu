@@ -370,6 +370,11 @@ bool TallPadsLess(const Batch& p) {
   return PaddedArea<WarpTiledTall>(p) < PaddedArea<WarpTiledWide>(p);
 }
 
+// The area of C that p's 64-wide tiles cover, in the shape that pads it less.
+int64_t WidePaddedArea(const Batch& p) {
+  return std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
+}
+
 template <typename S>
 int64_t Tiles(const Batch& p) {
   return CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN) * p.count;
@@ -1252,10 +1257,8 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 // 6-17% (272x132x132 x 30 0.0239 against 0.0206, 450x100x140 x 30 0.0303
 // against 0.0274), so those keep their tiles.
 bool TakesTinyTilesFrom256(const Batch& p) {
-  const int64_t wide =
-      std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
   return p.count > 1 && !p.VectorOperands() && p.m < 512 && p.n < 512 &&
-         10 * PaddedArea<WarpTiledTiny>(p) < 8 * wide;
+         10 * PaddedArea<WarpTiledTiny>(p) < 8 * WidePaddedArea(p);
 }
 
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
@@ -1341,9 +1344,8 @@ bool TakesQuadTiles(const Batch& p) {
       (p.m <= 64 && p.n <= 64)) {
     return false;
   }
-  const int64_t wide =
-      std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
-  return (p.m < 128 && p.n < 128) || PaddedArea<WarpTiledQuad>(p) < wide;
+  return (p.m < 128 && p.n < 128) ||
+         PaddedArea<WarpTiledQuad>(p) < WidePaddedArea(p);
 }
 
 // Sets *quad to whether the batch p, in 64 x 64 tiles with both operands on 16
