@@ -433,8 +433,9 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
 
 // A batch of problems that follow one another, rows off 16 bytes: the rows a
 // copy reads past a problem's K are the next problem's, and must not reach its
-// products, not even as zero times an infinity (a kernel that stacks the
-// problems as one matrix reads them). Every problem's B holds an infinity and a
+// products, not even as zero times an infinity (a kernel that stacked the
+// problems as one matrix would read them: session 29's bulk copies by phases,
+// measured and not kept). Every problem's B holds an infinity and a
 // NaN in its first two rows and its A an infinity in its first row; K of 301,
 // a prime, leaves a partial last step whatever the tiles. The batch starts 0
 // to 3 elements into its buffers, so that its rows start at every offset from
