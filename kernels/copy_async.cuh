@@ -36,21 +36,33 @@ __device__ inline void CopyRunAsync(float* dst, const float* matrix,
   }
 }
 
-// A piece of a row that one thread copies: a 16-byte run where kVector, else
-// one element. Element by element, the lanes of a warp take consecutive
-// elements, so that one copy of the warp reads a few sectors and writes
-// shared memory with few bank conflicts.
-template <bool kVector>
-constexpr int kCopyWidth = kVector ? 4 : 1;
+// Copies the first `length` (0 to 2) of the 2 floats at global `src` (on 8
+// bytes) to shared `dst` (on 8 bytes) and zeros the rest of the 2, reading
+// nothing for them (with none, src must still be a valid address).
+__device__ inline void CopyAsync8(float* dst, const float* src, int length) {
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(shared),
+               "l"(src), "r"(4 * length));
+}
 
-// Copies the first `length` (0 to kCopyWidth) of the piece at global `src`
-// to shared `dst` and zeros the rest, reading nothing for them (with none,
-// `matrix`, a valid address, is given instead).
-template <bool kVector>
+// A piece of a row that one thread copies: kWidth elements (4, 2 or 1) in one
+// copy of 16, 8 or 4 bytes, where the rows start on 16 or 8 bytes. Element
+// by element, the lanes of a warp take consecutive elements, so that one copy
+// of the warp reads a few sectors and writes shared memory with few bank
+// conflicts; by pairs likewise.
+//
+// Copies the first `length` (0 to kWidth) of the piece
+// at global `src` to shared `dst` and zeros the rest, reading nothing for them
+// (with none, `matrix`, a valid address on kWidth * 4 bytes, is given
+// instead).
+template <int kWidth>
 __device__ inline void CopyPieceAsync(float* dst, const float* matrix,
                                       const float* src, int length) {
-  if constexpr (kVector) {
+  static_assert(kWidth == 1 || kWidth == 2 || kWidth == 4, "a copy's width");
+  if constexpr (kWidth == 4) {
     CopyRunAsync<true>(dst, matrix, src, length);
+  } else if constexpr (kWidth == 2) {
+    CopyAsync8(dst, length > 0 ? src : matrix, length);
   } else {
     CopyAsync4(dst, length > 0 ? src : matrix, length > 0);
   }

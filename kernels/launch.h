@@ -40,6 +40,17 @@ inline bool Vectorizable(const void* base, int64_t pitch, int64_t stride) {
   return pitch % 4 == 0 && stride % 4 == 0 && Aligned16(base);
 }
 
+// The widest piece (4, 2 or 1 elements) whose copies every row of a strided
+// batch allows: 16-byte ones where Vectorizable, 8-byte ones where the rows
+// start on 8 bytes and hold whole pairs (`length` elements, even).
+inline int PieceWidth(const void* base, int64_t pitch, int64_t stride,
+                      int64_t length) {
+  if (Vectorizable(base, pitch, stride)) return 4;
+  const bool pairs = pitch % 2 == 0 && stride % 2 == 0 && length % 2 == 0 &&
+                     reinterpret_cast<uintptr_t>(base) % 8 == 0;
+  return pairs ? 2 : 1;
+}
+
 // The operands of a strided batch; a single product is a batch of one.
 // Rows lie lda, ldb and ldc elements apart: packed, except where the
 // warp-tiled launcher has copied A or B into padded rows, or runs a batch's
@@ -63,6 +74,9 @@ struct Batch {
   bool VectorB() const { return Vectorizable(b, ldb, stride_b); }
   bool VectorC() const { return Vectorizable(c, ldc, stride_c); }
   bool VectorOperands() const { return VectorA() && VectorB(); }
+  // The pieces the warp-tiled kernel copies A and B in (PieceWidth).
+  int WidthA() const { return PieceWidth(a, lda, stride_a, k); }
+  int WidthB() const { return PieceWidth(b, ldb, stride_b, n); }
   bool Vectorized() const { return VectorOperands() && VectorC(); }
   // Every row of A and of B starts on a 128-byte line.
   bool OperandsOnLines() const {
@@ -385,6 +399,15 @@ using WarpTiledBig = LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>>;
 // 0.3657, 2048^3 0.3718 against 0.3581, 256^3 x 256 0.2131 against 0.1964.
 using WarpTiledBigAlone =
     LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 1, 4>>;
+// The shapes whose warp-tiled kernels copy A's rows that start on 8 bytes (but
+// not 16) in 8-byte pairs rather than element by element: those of warp tiles
+// larger than 32 x 32. (B's rows go in pairs wherever they start on 8 bytes.)
+// Measured on an H100 (ms, docs/benchmarks.md, session 30), with one-warp 32
+// x 32 warp tiles both in pairs against B alone: 120 x 122 x 118 x 200 0.0361
+// against 0.0318, 150^3 x 100 0.0386 against 0.0360, 98^3 x 150 0.0215 against
+// 0.0208; but 130 x 530 x 138 x 600 0.5131 against 0.5227.
+template <typename S>
+constexpr bool kPairsOfA = !(S::kWarpM == 32 && S::kWarpN == 32);
 // The shapes that always run with K whole, whose split-K kernels are not
 // built.
 template <typename S>

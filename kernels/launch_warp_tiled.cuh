@@ -32,13 +32,13 @@ cudaError_t LaunchOver(Kernel kernel, const Batch& p, int64_t blocks, int bytes,
                           k_per_split, p.count, maps);
 }
 
-template <typename S, bool kVectorA, bool kVectorB, bool kSplitK,
-          bool kPersistent, bool kWholeSteps = false>
+template <typename S, int kWidthA, int kWidthB, bool kSplitK, bool kPersistent,
+          bool kWholeSteps = false>
 cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                          int64_t splits, int64_t k_per_split,
                          cudaStream_t stream) {
   constexpr auto kKernel =
-      SgemmWarpTiledKernel<S, kVectorA, kVectorB, kSplitK, kGroup, kWholeSteps,
+      SgemmWarpTiledKernel<S, kWidthA, kWidthB, kSplitK, kGroup, kWholeSteps,
                            kPersistent>;
   int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
@@ -73,7 +73,7 @@ cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                        int64_t splits, int64_t k_per_split, cudaStream_t stream,
                        bool* launched) {
   constexpr auto kKernel =
-      SgemmWarpTiledKernel<S, true, true, kSplitK, kGroup, false, false, true>;
+      SgemmWarpTiledKernel<S, 4, 4, kSplitK, kGroup, false, false, true>;
   constexpr CUtensorMapSwizzle kSwizzleA =
       S::kBlockK == 32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
   static_assert(S::kBlockK == 32 || S::kBlockK == 16, "a swizzle of A's rows");
@@ -129,17 +129,36 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
         if (error || launched) return error;
       }
     }
-    return LaunchKernel<S, true, true, kSplitK, kP, true>(
-        p, tiles_m, tiles_n, splits, k_per_split, stream);
+    return LaunchKernel<S, 4, 4, kSplitK, kP, true>(p, tiles_m, tiles_n, splits,
+                                                    k_per_split, stream);
   }
-  // With an operand element by element, in unchecked steps or not.
+  // With an operand in pairs or element by element, in unchecked steps or not;
+  // A in pairs only where kPairsOfA.
   auto launch = [&](auto whole_steps) {
     constexpr bool kWhole = decltype(whole_steps)::value;
-    auto kernel =
-        p.VectorA()   ? LaunchKernel<S, true, false, kSplitK, kP, kWhole>
-        : p.VectorB() ? LaunchKernel<S, false, true, kSplitK, kP, kWhole>
-                      : LaunchKernel<S, false, false, kSplitK, kP, kWhole>;
-    return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
+    auto with_width_a = [&](auto width_a) {
+      constexpr int kA = decltype(width_a)::value;
+      auto kernel = p.WidthB() == 2
+                        ? LaunchKernel<S, kA, 2, kSplitK, kP, kWhole>
+                        : LaunchKernel<S, kA, 1, kSplitK, kP, kWhole>;
+      if constexpr (kA != 4) {  // else B's rows are off 16 bytes
+        if (p.WidthB() == 4)
+          kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
+      }
+      return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
+    };
+    using std::integral_constant;
+    switch (p.WidthA()) {
+      case 4:
+        return with_width_a(integral_constant<int, 4>{});
+      case 2:
+        if constexpr (kPairsOfA<S>) {
+          return with_width_a(integral_constant<int, 2>{});
+        }
+        [[fallthrough]];
+      default:
+        return with_width_a(integral_constant<int, 1>{});
+    }
   };
   // Unchecked steps element by element need the edge tiles to fit inside
   // the matrix (kShiftEdges in sgemm_warp_tiled.cuh).

@@ -139,11 +139,13 @@ __device__ inline float Unpinned(float value) {
 // computes the last steps of one and stores its tile, so the ring of stages
 // does not drain between problems.
 //
-// kVectorA: every row of every A starts on 16 bytes, so a run of 4 along K is
-// one 16-byte copy of its elements inside the matrix (or the split), which
-// zero-fills the rest and reads nothing past them. kVectorB: the same along
-// N for B. Otherwise each element is copied on its own, the lanes of a warp
-// taking consecutive elements of a row (kCopyWidth). (Copies through
+// kWidthA 4 (kVectorA): every row of every A starts on 16 bytes, so a run of
+// 4 along K is one 16-byte copy of its elements inside the matrix (or the
+// split), which zero-fills the rest and reads nothing past them. kWidthB 4
+// (kVectorB): the same along N for B. kWidthA 2: the rows start on 8 bytes,
+// and a pair is one 8-byte copy likewise. Otherwise (1) each element is
+// copied on its own, the lanes of a warp taking consecutive pieces of a row
+// (CopyPieceAsync). (Copies through
 // registers instead, 16-byte loads realigned by selects and stored after the
 // step's multiply-adds, measured slower on an H100: 1001^3 x 2 0.1491 and,
 // a unit a lane, 0.2056 ms against 0.1167; and with no loaded register
@@ -179,7 +181,7 @@ __device__ inline float Unpinned(float value) {
 // against 0.0472; where the moved tiles are many and the rounds few, it lost
 // (257^3 x 44 0.0878 against 0.0828, 150x151x150 x 100 0.0570 against
 // 0.0526).
-template <typename S, bool kVectorA, bool kVectorB, bool kSplitK, int kGroup,
+template <typename S, int kWidthA, int kWidthB, bool kSplitK, int kGroup,
           bool kWholeSteps, bool kPersistent, bool kBulk = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
@@ -191,6 +193,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                          int64_t count,
                          const __grid_constant__ BulkMaps<kBulk> maps) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
+  constexpr bool kVectorA = kWidthA == 4;
+  constexpr bool kVectorB = kWidthB == 4;
   static_assert(
       !kBulk || (kVectorA && kVectorB && !kWholeSteps && !kPersistent &&
                  S::kFragK == 4 && S::kBulkable),
@@ -234,25 +238,31 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 
   // This thread's copies: pieces of A at rows a_row + r * kRowsA (r <
   // kCopiesA) and columns a_col + c * kSpanA (c < kColsA) of the step, each
-  // kWidthA elements (a 16-byte run, or one element); B's likewise. Element by
-  // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
-  // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
-  // 128 x 128 tiles spilled); with steps of 8, kBlockK lanes cross A's row,
-  // and where the block's warps don't divide the step's rows of B (three warps
-  // of 96 x 96 tiles), a row of B takes the whole block. Measured on an H100
-  // against a run of 4 per lane copied element by element, which read each
-  // sector four times over and wrote shared memory with bank conflicts (ms,
-  // docs/benchmarks.md, session 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x
-  // 100, 16-byte: 0.6003), 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832
-  // against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3 0.0725 against
-  // 0.0764. The sources advance one step at a time.
+  // kWidthA elements (a 16-byte run, a pair or one element); B's likewise.
+  // Element by element, 32 lanes cross a row of B and 256 / kBlockK a row of
+  // A's step, so that a thread holds few row offsets (16 lanes across A's
+  // 32-wide steps of 128 x 128 tiles spilled); with steps of 8, kBlockK lanes
+  // cross A's row, and where the block's warps don't divide the step's rows of
+  // B (three warps of 96 x 96 tiles), a row of B takes the whole block.
+  // Measured on an H100 against a run of 4 per lane copied element by element,
+  // which read each sector four times over and wrote shared memory with bank
+  // conflicts (ms, docs/benchmarks.md, session 16): 503^3 x 100 0.6816 against
+  // 0.7402 (504^3 x 100, 16-byte: 0.6003), 333^3 x 108 0.2815 against 0.3045,
+  // 257^3 x 44 0.0832 against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3
+  // 0.0725 against 0.0764. By pairs, as many lanes cross a row of A (or half
+  // the step, where that is fewer) and of B (or the whole row) as element by
+  // element. Measured on an H100 against 4 lanes across A's row (ms, session
+  // 30): 510^3 x 30 0.2044 against 0.2121, 502^3 x 100 0.6135 against 0.6226,
+  // 1002^3 x 2 0.1056 against 0.1079. The sources advance one step at a time.
   const int tid = threadIdx.x;
-  constexpr int kWidthA = kCopyWidth<kVectorA>;
-  constexpr int kWidthB = kCopyWidth<kVectorB>;
-  constexpr int kSpanA =
-      kVectorA || S::kBlockK < 16 ? S::kBlockK : 256 / S::kBlockK;
-  constexpr int kSpanB =
-      kVectorB || S::kBlockK % (S::kThreads / 32) != 0 ? S::kBlockN : 32;
+  constexpr int kLanesA = S::kBlockK < 16 ? S::kBlockK : 256 / S::kBlockK;
+  constexpr int kSpanA = kVectorA || kWidthA * kLanesA > S::kBlockK
+                             ? S::kBlockK
+                             : kWidthA * kLanesA;
+  constexpr int kSpanB = kVectorB || S::kBlockK % (S::kThreads / 32) != 0 ||
+                                 32 * kWidthB > S::kBlockN
+                             ? S::kBlockN
+                             : 32 * kWidthB;
   constexpr int kRowsA = S::kThreads * kWidthA / kSpanA;
   constexpr int kRowsB = S::kThreads * kWidthB / kSpanB;
   constexpr int kCopiesA = S::kBlockM / kRowsA;
@@ -271,20 +281,24 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const float* a_src = a + (block_row + a_row) * lda + k_begin + a_col;
   const float* b_src = b + (k_begin + b_row) * ldb + block_col + b_col;
   int k_step = k_begin;  // the first K index of the next step copied
-  auto run_length = [](auto left) {  // of a run with `left` elements ahead
-    return left < 0 ? 0 : left > 4 ? 4 : static_cast<int>(left);
+  // The length of a piece kWidth wide with `left` elements ahead.
+  auto piece_length = [](auto left, int width) {
+    return left < 0 ? 0 : left > width ? width : static_cast<int>(left);
   };
   int b_length[kColsB];
 #pragma unroll
   for (int c = 0; c < kColsB; ++c) {
-    b_length[c] = run_length(n - block_col - b_col - c * kSpanB);
+    b_length[c] = piece_length(n - block_col - b_col - c * kSpanB, kWidthB);
   }
 
-  // Where a lane's accumulators leave few registers (8 x 12 of them at 168),
-  // the copies work out which rows of A they read at each step, from an
-  // Opaque count of the rows left, rather than hold them across the loop
-  // (held, they spilled up to 120 bytes).
-  constexpr bool kFewRegisters = S::kLaneN > 8;
+  // Where a lane's accumulators leave few registers (8 x 12 of them at 168,
+  // or 8 x 8 at 128 with A in pairs), the copies work out which rows of A
+  // they read at each step, from an Opaque count of the rows left, rather
+  // than hold them across the loop (held, they spilled up to 120 bytes, and
+  // 52 in the 128 x 128 tiles' checked steps).
+  constexpr bool kFewRegisters =
+      S::kLaneN > 8 ||
+      (kWidthA == 2 && S::kThreads * S::kMinBlocksPerSm >= 512);
   auto rows_left = [&] { return Opaque(m - block_row); };
 
   // kWholeSteps: the pieces of A's copy row r read from a_whole(r) (with
@@ -313,7 +327,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     for (int r = 0; r < kCopiesA; ++r) {
 #pragma unroll
       for (int c = 0; c < kColsA; ++c) {
-        CopyPieceAsync<kVectorA>(
+        CopyPieceAsync<kWidthA>(
             &a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col + c * kSpanA], a,
             a_whole(r) + c * kSpanA, kWidthA);
       }
@@ -322,7 +336,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     for (int r = 0; r < kCopiesB; ++r) {
 #pragma unroll
       for (int c = 0; c < kColsB; ++c) {
-        CopyPieceAsync<kVectorB>(
+        CopyPieceAsync<kWidthB>(
             &b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col + c * kSpanB], b,
             b_whole + r * kRowsB * ldb + c * kSpanB, kWidthB);
       }
@@ -336,14 +350,14 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     int a_length[kColsA];
 #pragma unroll
     for (int c = 0; c < kColsA; ++c) {
-      a_length[c] = run_length(k_end - k_step - a_col - c * kSpanA);
+      a_length[c] = piece_length(k_end - k_step - a_col - c * kSpanA, kWidthA);
     }
 #pragma unroll
     for (int r = 0; r < kCopiesA; ++r) {
       const int row = a_row + r * kRowsA;
 #pragma unroll
       for (int c = 0; c < kColsA; ++c) {
-        CopyPieceAsync<kVectorA>(
+        CopyPieceAsync<kWidthA>(
             &a_stage[row * S::kPitchA + a_col + c * kSpanA], a,
             a_src + r * kRowsA * lda + c * kSpanA,
             (kFewRegisters ? row < rows_left() : block_row + row < m)
@@ -356,10 +370,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       const int row = b_row + r * kRowsB;
 #pragma unroll
       for (int c = 0; c < kColsB; ++c) {
-        CopyPieceAsync<kVectorB>(
-            &b_stage[row * S::kBlockN + b_col + c * kSpanB], b,
-            b_src + r * kRowsB * ldb + c * kSpanB,
-            k_step + row < k_end ? b_length[c] : 0);
+        CopyPieceAsync<kWidthB>(&b_stage[row * S::kBlockN + b_col + c * kSpanB],
+                                b, b_src + r * kRowsB * ldb + c * kSpanB,
+                                k_step + row < k_end ? b_length[c] : 0);
       }
     }
     a_src += S::kBlockK;

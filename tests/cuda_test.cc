@@ -437,38 +437,41 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
 // problems as one matrix would read them: session 29's bulk copies by phases,
 // measured and not kept). Every problem's B holds an infinity and a
 // NaN in its first two rows and its A an infinity in its first row; K of 301,
-// a prime, leaves a partial last step whatever the tiles. The batch starts 0
-// to 3 elements into its buffers, so that its rows start at every offset from
-// 16 bytes.
+// a prime, leaves a partial last step whatever the tiles, and K and N of 302
+// rows of whole pairs. The batch starts 0 to 3 elements into its
+// buffers, so that its rows start at every offset from 16 bytes: copied
+// element by element, or in 8-byte pairs where the even sizes start on 8.
 TEST_F(GpuTest, StackedProblemsKeepTheirNonFiniteValues) {
   constexpr uint32_t kCount = 5;
-  const Shape s = {300, 301, 259};
-  std::mt19937_64 rng = matserve::testing::FreshRng();
-  std::uniform_int_distribution<uint32_t> column_k(0, s.k - 1),
-      column_n(0, s.n - 1);
-  std::vector<Matrix> as, bs;
-  for (uint32_t i = 0; i < kCount; ++i) {
-    as.push_back(RandomMatrix(s.m, s.k, rng));
-    bs.push_back(RandomMatrix(s.k, s.n, rng));
-    as.back().values[column_k(rng)] = INFINITY;
-    bs.back().values[column_n(rng)] = -INFINITY;
-    bs.back().values[s.n + column_n(rng)] = NAN;
-  }
-  const uint64_t size_a = uint64_t{s.m} * s.k, size_b = uint64_t{s.k} * s.n,
-                 size_c = uint64_t{s.m} * s.n;
-  for (uint32_t offset = 0; offset < 4; ++offset) {
-    SCOPED_TRACE("offset " + std::to_string(offset));
-    auto shifted = [offset](std::vector<float> packed) {
-      packed.insert(packed.begin(), offset, NAN);
-      return packed;
-    };
-    DeviceVector da(shifted(Pack(as, size_a))), db(shifted(Pack(bs, size_b))),
-        dc(kCount * size_c);
-    ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
-        s.m, s.n, s.k, da.get() + offset, size_a, db.get() + offset, size_b,
-        dc.get(), size_c, kCount, nullptr));
-    ASSERT_CUDA_OK(cudaDeviceSynchronize());
-    ExpectProductsMatch(dc.ToHost(), as, bs, size_c, size_c);
+  for (const Shape s : {Shape{300, 301, 259}, Shape{300, 302, 302}}) {
+    SCOPED_TRACE(ShapeName(s));
+    std::mt19937_64 rng = matserve::testing::FreshRng();
+    std::uniform_int_distribution<uint32_t> column_k(0, s.k - 1),
+        column_n(0, s.n - 1);
+    std::vector<Matrix> as, bs;
+    for (uint32_t i = 0; i < kCount; ++i) {
+      as.push_back(RandomMatrix(s.m, s.k, rng));
+      bs.push_back(RandomMatrix(s.k, s.n, rng));
+      as.back().values[column_k(rng)] = INFINITY;
+      bs.back().values[column_n(rng)] = -INFINITY;
+      bs.back().values[s.n + column_n(rng)] = NAN;
+    }
+    const uint64_t size_a = uint64_t{s.m} * s.k, size_b = uint64_t{s.k} * s.n,
+                   size_c = uint64_t{s.m} * s.n;
+    for (uint32_t offset = 0; offset < 4; ++offset) {
+      SCOPED_TRACE("offset " + std::to_string(offset));
+      auto shifted = [offset](std::vector<float> packed) {
+        packed.insert(packed.begin(), offset, NAN);
+        return packed;
+      };
+      DeviceVector da(shifted(Pack(as, size_a))), db(shifted(Pack(bs, size_b))),
+          dc(kCount * size_c);
+      ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
+          s.m, s.n, s.k, da.get() + offset, size_a, db.get() + offset, size_b,
+          dc.get(), size_c, kCount, nullptr));
+      ASSERT_CUDA_OK(cudaDeviceSynchronize());
+      ExpectProductsMatch(dc.ToHost(), as, bs, size_c, size_c);
+    }
   }
 }
 
@@ -631,6 +634,30 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                                            BatchCase{{258, 50, 256}, 40, 0},
                                            BatchCase{{132, 1000, 130}, 100, 1}),
                          BatchTestName);
+
+// Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
+// multiple of 4, or gaps of 2) copy them in 8-byte pairs on the warp-tiled
+// blocks of warp tiles larger than 32 x 32: 96 x 96 tiles (90 x 298 x 90 x
+// 560), two-warp 64 x 64 tiles (300 x 302 x 302 x 30), 64-wide tiles moved to
+// the edges (514 x 250 x 258 x 3; B on 16 bytes, 514 x 250 x 256 x 3), in
+// steps of 32 (128 x 530 x 136 x 600) and with K split, adding into C in
+// padded rows (510 x 302 x 202 x 5), 128 x 128 tiles two to an SM (250 x 102
+// x 250 x 65) and one (1002 x 100 x 1002 x 2), and persistent blocks (46 x 38
+// x 50 x 700; A on 16 bytes, 40 x 36 x 50 x 700). One-warp 32 x 32 warp tiles
+// copy B so and A element by element (50 x 54 x 50 x 100, 270 x 130 x 130 x
+// 30; four to a block, 98^3 x 150). One operand in pairs and the other element
+// by element: 513 x 250 x 257 and 330 x 131 x 190 in MovedEdges.
+INSTANTIATE_TEST_SUITE_P(
+    PairCopies, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{90, 298, 90}, 560, 2}, BatchCase{{300, 302, 302}, 30, 2},
+        BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{514, 250, 256}, 3, 0},
+        BatchCase{{128, 530, 136}, 600, 2}, BatchCase{{510, 302, 202}, 5, 0},
+        BatchCase{{250, 102, 250}, 65, 2}, BatchCase{{1002, 100, 1002}, 2, 2},
+        BatchCase{{46, 38, 50}, 700, 2}, BatchCase{{40, 36, 50}, 700, 0},
+        BatchCase{{50, 54, 50}, 100, 2}, BatchCase{{270, 130, 130}, 30, 0},
+        BatchCase{{98, 98, 98}, 150, 2}),
+    BatchTestName);
 
 // Problems up to 32 x 32 go to warps of their own: more problems than an
 // H200 holds warps (2112), so warps take several, on the 16-byte path with
