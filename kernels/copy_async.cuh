@@ -51,10 +51,9 @@ __device__ inline void CopyAsync8(float* dst, const float* src, int length) {
 // of the warp reads a few sectors and writes shared memory with few bank
 // conflicts; by pairs likewise.
 //
-// Copies the first `length` (0 to kWidth) of the piece
-// at global `src` to shared `dst` and zeros the rest, reading nothing for them
-// (with none, `matrix`, a valid address on kWidth * 4 bytes, is given
-// instead).
+// Copies the first `length` (0 to kWidth) of the piece at global `src` to
+// shared `dst` and zeros the rest, reading nothing for them (with none,
+// `matrix`, a valid address on kWidth * 4 bytes, is given instead).
 template <int kWidth>
 __device__ inline void CopyPieceAsync(float* dst, const float* matrix,
                                       const float* src, int length) {

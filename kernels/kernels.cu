@@ -749,12 +749,12 @@ cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
 }
 
 // A single product whose A or B rows don't start on 16 bytes copies that
-// operand element by element. A large one first copies it into padded rows in
-// scratch memory, one pass over it. Measured on an H200 (docs/benchmarks.md),
-// padding alone (before the split rule and the unchecked copies) took 4095^3
-// from 84% of cuBLAS to 90%, 8191^3 from 86% to 91% and 2047^3 from 77% to
-// 81%; it cost 1023^3 7 points and 767^3 9 (the copies' launches and passes
-// weigh more there). So it pads from kMinPaddedMacs
+// operand element by element (or in 8-byte pairs). A large one first copies it
+// into padded rows in scratch memory, one pass over it. Measured on an H200
+// (docs/benchmarks.md), padding alone (before the split rule and the unchecked
+// copies) took 4095^3 from 84% of cuBLAS to 90%, 8191^3 from 86% to 91% and
+// 2047^3 from 77% to 81%; it cost 1023^3 7 points and 767^3 9 (the copies'
+// launches and passes weigh more there). So it pads from kMinPaddedMacs
 // multiply-adds, and where they are at least kMinMacsPerCopied times the
 // elements copied. Against the unchecked element-wise steps of session 17
 // (H100, ms, docs/benchmarks.md) it still led at 4097^3 (2.956 against
@@ -1163,7 +1163,7 @@ bool ParseVariant(const char* name, const Variant (&variants)[kCount],
 
 // Whether the batch p may take warp tiles of 32 x 32 (WarpTiledTiny, and four
 // of them in WarpTiledQuad): several problems under 256 on a side (and, with
-// an operand element by element, some larger ones: TakesTinyTilesFrom256).
+// an operand off 16 bytes, some larger ones: TakesTinyTilesFrom256).
 bool OneWarpTilesMayTake(const Batch& p) {
   return p.count > 1 && p.m < 256 && p.n < 256;
 }
@@ -1239,7 +1239,7 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p, with an operand element by element and problems from
+// Whether the batch p, with an operand off 16 bytes and problems from
 // 256 on a side (one side or both) and under 512, takes 32 x 32 tiles of one
 // warp (WarpTiledTiny): where they pad C under 0.8 as much as the 64-wide
 // tiles would. Measured on an H100 against the tiles the rules took before
@@ -1264,7 +1264,7 @@ bool TakesTinyTilesFrom256(const Batch& p) {
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
 // (WarpTiledTiny) rather than shape S, where it has problems under 256 on a
 // side (with both operands on 16 bytes, as TakesTinyTilesOn16Bytes says; from
-// 256, as TakesTinyTilesFrom256 says). With an operand element by element:
+// 256, as TakesTinyTilesFrom256 says). With an operand off 16 bytes:
 // problems of one 64 x 64 tile where the persistent blocks that would take
 // them hold the batch in half a round; others in place of 64 x 64 tiles where
 // the 32 x 32 ones pad C less; in place
@@ -1318,7 +1318,7 @@ cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p, with an operand element by element, takes 64 x 64
+// Whether the batch p, with an operand off 16 bytes, takes 64 x 64
 // tiles of four one-warp 32 x 32 warp tiles (WarpTiledQuad): where its
 // problems are over one tile and under 128 on a side (in place of 64 x 64
 // tiles of two warps, WarpTiledSmall), or under 256 where those tiles pad C

@@ -399,15 +399,21 @@ using WarpTiledBig = LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>>;
 // 0.3657, 2048^3 0.3718 against 0.3581, 256^3 x 256 0.2131 against 0.1964.
 using WarpTiledBigAlone =
     LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 1, 4>>;
-// The shapes whose warp-tiled kernels copy A's rows that start on 8 bytes (but
-// not 16) in 8-byte pairs rather than element by element: those of warp tiles
-// larger than 32 x 32. (B's rows go in pairs wherever they start on 8 bytes.)
-// Measured on an H100 (ms, docs/benchmarks.md, session 30), with one-warp 32
-// x 32 warp tiles both in pairs against B alone: 120 x 122 x 118 x 200 0.0361
-// against 0.0318, 150^3 x 100 0.0386 against 0.0360, 98^3 x 150 0.0215 against
-// 0.0208; but 130 x 530 x 138 x 600 0.5131 against 0.5227.
+// The shapes whose warp-tiled kernels copy B's rows that start on 8 bytes (but
+// not 16) in 8-byte pairs rather than element by element, and the shapes that
+// copy A's so: all but the two-warp 64 x 64 tiles, and for A also not the
+// one-warp 32 x 32 warp tiles. Measured on an H100 against element by element
+// (ms, docs/benchmarks.md, session 30), two-warp 64 x 64 tiles: 302^3 x 28
+// 0.0634 against 0.0616 (B alone in pairs 0.0629), 300 x 302 x 302 x 30
+// 0.0645 against 0.0622, 298^3 x 30 0.0644 against 0.0620; one-warp 32 x 32
+// warp tiles both in pairs against B alone: 120 x 122 x 118 x 200 0.0361
+// against 0.0318, 150^3 x 100 0.0386 against 0.0360, 98^3 x 150 0.0215
+// against 0.0208, but 130 x 530 x 138 x 600 0.5131 against 0.5227.
 template <typename S>
-constexpr bool kPairsOfA = !(S::kWarpM == 32 && S::kWarpN == 32);
+constexpr bool kPairsOfB = !std::is_same_v<S, WarpTiledSmall>;
+template <typename S>
+constexpr bool kPairsOfA =
+    kPairsOfB<S> && !(S::kWarpM == 32 && S::kWarpN == 32);
 // The shapes that always run with K whole, whose split-K kernels are not
 // built.
 template <typename S>
@@ -421,8 +427,8 @@ constexpr bool kWholeK =
 // 16 bytes but not all on 128-byte lines, and for the 128 x 128 tiles).
 // kPersistent: no more blocks than the GPU holds at once, each taking problem
 // after problem (one tile each, K unsplit). Defined in launch_warp_tiled.cuh,
-// instantiated for the shapes above in sgemm_warp_tiled.cu and
-// sgemm_warp_tiled_o3.cu.
+// instantiated for the shapes above in sgemm_warp_tiled.cu,
+// sgemm_warp_tiled_wide.cu and sgemm_warp_tiled_o3.cu.
 template <typename S, bool kSplitK, bool kPersistent = false>
 cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,

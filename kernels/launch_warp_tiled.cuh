@@ -1,7 +1,8 @@
 // LaunchWarpTiled (launch.h): the warp-tiled kernel's launches, for the
 // translation units that instantiate them shape by shape at their ptxas levels
-// (sgemm_warp_tiled.cu at -O1, sgemm_warp_tiled_o3.cu at -O3). The helpers'
-// namespace is unnamed: each unit keeps its own copies.
+// (sgemm_warp_tiled.cu and sgemm_warp_tiled_wide.cu at -O1,
+// sgemm_warp_tiled_o3.cu at -O3). The helpers' namespace is unnamed: each unit
+// keeps its own copies.
 #ifndef MATSERVE_KERNELS_LAUNCH_WARP_TILED_CUH_
 #define MATSERVE_KERNELS_LAUNCH_WARP_TILED_CUH_
 
@@ -132,15 +133,17 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     return LaunchKernel<S, 4, 4, kSplitK, kP, true>(p, tiles_m, tiles_n, splits,
                                                     k_per_split, stream);
   }
-  // With an operand in pairs or element by element, in unchecked steps or not;
-  // A in pairs only where kPairsOfA.
+  // With an operand in pairs (where kPairsOfA, kPairsOfB) or element by
+  // element, in unchecked steps or not.
   auto launch = [&](auto whole_steps) {
     constexpr bool kWhole = decltype(whole_steps)::value;
     auto with_width_a = [&](auto width_a) {
       constexpr int kA = decltype(width_a)::value;
-      auto kernel = p.WidthB() == 2
-                        ? LaunchKernel<S, kA, 2, kSplitK, kP, kWhole>
-                        : LaunchKernel<S, kA, 1, kSplitK, kP, kWhole>;
+      auto kernel = LaunchKernel<S, kA, 1, kSplitK, kP, kWhole>;
+      if constexpr (kPairsOfB<S>) {
+        if (p.WidthB() == 2)
+          kernel = LaunchKernel<S, kA, 2, kSplitK, kP, kWhole>;
+      }
       if constexpr (kA != 4) {  // else B's rows are off 16 bytes
         if (p.WidthB() == 4)
           kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;

@@ -251,9 +251,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 257^3 x 44 0.0832 against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3
   // 0.0725 against 0.0764. By pairs, as many lanes cross a row of A (or half
   // the step, where that is fewer) and of B (or the whole row) as element by
-  // element. Measured on an H100 against 4 lanes across A's row (ms, session
-  // 30): 510^3 x 30 0.2044 against 0.2121, 502^3 x 100 0.6135 against 0.6226,
-  // 1002^3 x 2 0.1056 against 0.1079. The sources advance one step at a time.
+  // element. Measured on an H100 against 4 lanes across A's row, in two calls
+  // (ms, docs/benchmarks.md, session 30): 510^3 x 30 0.2040 against 0.2121,
+  // 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2 0.1057 against 0.1079. The
+  // sources advance one step at a time.
   const int tid = threadIdx.x;
   constexpr int kLanesA = S::kBlockK < 16 ? S::kBlockK : 256 / S::kBlockK;
   constexpr int kSpanA = kVectorA || kWidthA * kLanesA > S::kBlockK

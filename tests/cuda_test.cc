@@ -320,18 +320,20 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{1024, 1024, 1032}, 2, 0}),
                          BatchTestName);
 
-// Element by element, K steps run unchecked where a problem is at least a
+// Off 16 bytes, K steps run unchecked where a problem is at least a
 // block tile on each side: the last tile row and column move inward to end at
 // the matrix's edges and store only what the tiles before them do not. Moved
-// by 127 rows and 63 columns (513 x 250 x 257 x 3) and by 54 rows and 2
-// columns (330 x 131 x 190), A and B element-wise, in 128 x 64 tiles; only A
-// (in 128 x 128 tiles one to an SM, the last tile column moved by 124, a
-// multiple of 4, so C's 16-byte runs stay whole) or only B (in those tiles
-// too); and problems exactly a tile high (64 x 64 tiles). One side is at least
-// 256, and 32 x 32 tiles would pad C at least 0.83 as much as the 64-wide ones
-// (or the problems are 513 high), so that they don't take them. (The kernels as
-// Nsight Compute listed them on an H100, session 29. Moved tiles that split K
-// and add into C element by element: 257^3 x 3 in TinyTiles.)
+// by 127 rows and 63 columns (513 x 250 x 257 x 3, A in 8-byte pairs) and by
+// 54 rows and 2 columns (330 x 131 x 190, B in pairs), the other operand
+// element by element, in 128 x 64 tiles; only A element by element (in 128 x
+// 128 tiles one to an SM, the last tile column moved by 124, a multiple of 4,
+// so C's 16-byte runs stay whole) or only B, in pairs (in those tiles too);
+// and problems exactly a tile high (64 x 64 tiles), both element by element.
+// One side is at least 256, and 32 x 32 tiles would pad C at least 0.83 as
+// much as the 64-wide ones (or the problems are 513 high), so that they don't
+// take them. (The kernels as Nsight Compute listed them on an H100, session
+// 30. Moved tiles that split K and add into C element by element: 257^3 x 3
+// in TinyTiles.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{513, 250, 257}, 3, 0},
                                            BatchCase{{330, 131, 190}, 30, 0},
@@ -636,17 +638,17 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                          BatchTestName);
 
 // Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
-// multiple of 4, or gaps of 2) copy them in 8-byte pairs on the warp-tiled
-// blocks of warp tiles larger than 32 x 32: 96 x 96 tiles (90 x 298 x 90 x
-// 560), two-warp 64 x 64 tiles (300 x 302 x 302 x 30), 64-wide tiles moved to
-// the edges (514 x 250 x 258 x 3; B on 16 bytes, 514 x 250 x 256 x 3), in
-// steps of 32 (128 x 530 x 136 x 600) and with K split, adding into C in
-// padded rows (510 x 302 x 202 x 5), 128 x 128 tiles two to an SM (250 x 102
-// x 250 x 65) and one (1002 x 100 x 1002 x 2), and persistent blocks (46 x 38
-// x 50 x 700; A on 16 bytes, 40 x 36 x 50 x 700). One-warp 32 x 32 warp tiles
-// copy B so and A element by element (50 x 54 x 50 x 100, 270 x 130 x 130 x
-// 30; four to a block, 98^3 x 150). One operand in pairs and the other element
-// by element: 513 x 250 x 257 and 330 x 131 x 190 in MovedEdges.
+// multiple of 4, or gaps of 2) copy them in 8-byte pairs on warp-tiled
+// blocks: 96 x 96 tiles (90 x 298 x 90 x 560), 64-wide tiles moved to the
+// edges (514 x 250 x 258 x 3; B on 16 bytes, 514 x 250 x 256 x 3), in steps of
+// 32 (128 x 530 x 136 x 600) and with K split, adding into C in padded rows
+// (510 x 302 x 202 x 5), 128 x 128 tiles two to an SM (250 x 102 x 250 x 65)
+// and one (1002 x 100 x 1002 x 2), and persistent blocks (46 x 38 x 50 x 700;
+// A on 16 bytes, 40 x 36 x 50 x 700). One-warp 32 x 32 warp tiles copy B so
+// and A element by element (50 x 54 x 50 x 100, 270 x 130 x 130 x 30; four to
+// a block, 98^3 x 150), and two-warp 64 x 64 tiles both element by element
+// (300 x 302 x 302 x 30). One operand in pairs and the other element by
+// element: 513 x 250 x 257 and 330 x 131 x 190 in MovedEdges.
 INSTANTIATE_TEST_SUITE_P(
     PairCopies, GpuBatchedSgemm,
     ::testing::Values(
