@@ -320,10 +320,10 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{1024, 1024, 1032}, 2, 0}),
                          BatchTestName);
 
-// Off 16 bytes, K steps run unchecked where a problem is at least a
-// block tile on each side: the last tile row and column move inward to end at
-// the matrix's edges and store only what the tiles before them do not. Moved
-// by 127 rows and 63 columns (513 x 250 x 257 x 3, A in 8-byte pairs) and by
+// Off 16 bytes, K steps run unchecked where a problem is at least a block tile
+// on each side: the last tile row and column move inward to end at the
+// matrix's edges and store only what the tiles before them do not. Moved by
+// 127 rows and 63 columns (513 x 250 x 257 x 3, A in 8-byte pairs) and by
 // 54 rows and 2 columns (330 x 131 x 190, B in pairs), the other operand
 // element by element, in 128 x 64 tiles; only A element by element (in 128 x
 // 128 tiles one to an SM, the last tile column moved by 124, a multiple of 4,
@@ -440,7 +440,7 @@ INSTANTIATE_TEST_SUITE_P(BulkCopies, GpuBatchedSgemm,
 // measured and not kept). Every problem's B holds an infinity and a
 // NaN in its first two rows and its A an infinity in its first row; K of 301,
 // a prime, leaves a partial last step whatever the tiles, and K and N of 302
-// rows of whole pairs. The batch starts 0 to 3 elements into its
+// give rows of whole pairs. The batch starts 0 to 3 elements into its
 // buffers, so that its rows start at every offset from 16 bytes: copied
 // element by element, or in 8-byte pairs where the even sizes start on 8.
 TEST_F(GpuTest, StackedProblemsKeepTheirNonFiniteValues) {
