@@ -137,16 +137,15 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
   // element, in unchecked steps or not.
   auto launch = [&](auto whole_steps) {
     constexpr bool kWhole = decltype(whole_steps)::value;
+    const int width_b = p.WidthB();
     auto with_width_a = [&](auto width_a) {
       constexpr int kA = decltype(width_a)::value;
       auto kernel = LaunchKernel<S, kA, 1, kSplitK, kP, kWhole>;
       if constexpr (kPairsOfB<S>) {
-        if (p.WidthB() == 2)
-          kernel = LaunchKernel<S, kA, 2, kSplitK, kP, kWhole>;
+        if (width_b == 2) kernel = LaunchKernel<S, kA, 2, kSplitK, kP, kWhole>;
       }
       if constexpr (kA != 4) {  // else B's rows are off 16 bytes
-        if (p.WidthB() == 4)
-          kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
+        if (width_b == 4) kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
       }
       return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
     };

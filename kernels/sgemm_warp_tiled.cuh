@@ -292,14 +292,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     b_length[c] = piece_length(n - block_col - b_col - c * kSpanB, kWidthB);
   }
 
+  // Two 256-thread blocks per SM (or more threads): 128 registers a thread.
+  constexpr bool k128Registers = S::kThreads * S::kMinBlocksPerSm >= 512;
   // Where a lane's accumulators leave few registers (8 x 12 of them at 168,
   // or 8 x 8 at 128 with A in pairs), the copies work out which rows of A
   // they read at each step, from an Opaque count of the rows left, rather
   // than hold them across the loop (held, they spilled up to 120 bytes, and
   // 52 in the 128 x 128 tiles' checked steps).
   constexpr bool kFewRegisters =
-      S::kLaneN > 8 ||
-      (kWidthA == 2 && S::kThreads * S::kMinBlocksPerSm >= 512);
+      S::kLaneN > 8 || (kWidthA == 2 && k128Registers);
   auto rows_left = [&] { return Opaque(m - block_row); };
 
   // kWholeSteps: the pieces of A's copy row r read from a_whole(r) (with
@@ -462,7 +463,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // accumulators themselves, ptxas -O1 spilled 44 bytes there and laid out
   // the loop with 59% of its FFMAs reading two registers of one bank, against
   // no spill and 15% with copies. With 168 registers, copies measured mixed.
-  constexpr bool kUnpinnedStore = S::kThreads * S::kMinBlocksPerSm >= 512;
+  constexpr bool kUnpinnedStore = k128Registers;
 
   // Stores (or with kSplitK adds) the lane's block of C into the tile at
   // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart,
