@@ -207,6 +207,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const int64_t tiles = tiles_m * tiles_n;
   const int64_t problem = blockIdx.x / (tiles * splits);
   const int64_t split = blockIdx.x / tiles % splits;
+  float* const c_first = c;  // the first problem's
   a += problem * stride_a;
   b += problem * stride_b;
   c += problem * stride_c;
@@ -465,6 +466,19 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // no spill and 15% with copies. With 168 registers, copies measured mixed.
   constexpr bool kUnpinnedStore = k128Registers;
 
+  // The problem's C, for the store below. In unchecked steps where a lane's
+  // accumulators leave few registers (8 x 12 of them at 168), it is found
+  // again from an Opaque block index: held across the loop, the problem's
+  // index spilled 8 bytes in the 16-byte kernel. (In checked steps, found
+  // again, it spilled 8 bytes where A is in pairs or 16-byte runs.)
+  auto problem_c = [&] {
+    if constexpr (S::kLaneN > 8 && kWholeSteps) {
+      return c_first + Opaque(blockIdx.x) / (tiles * splits) * stride_c;
+    } else {
+      return c;
+    }
+  };
+
   // Stores (or with kSplitK adds) the lane's block of C into the tile at
   // block_row, block_col of a `rows` x `cols` C at out_c, rows `pitch` apart,
   // but for its first shift_rows rows and shift_cols columns.
@@ -668,7 +682,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         reinterpret_cast<uintptr_t>(c + tile_col) % 16 == 0) {
       add_realigned();
     } else {
-      store_tile(c, m, n, ldc);
+      store_tile(problem_c(), m, n, ldc);
     }
   }
 }
