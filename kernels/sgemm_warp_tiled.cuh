@@ -466,17 +466,17 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // no spill and 15% with copies. With 168 registers, copies measured mixed.
   constexpr bool kUnpinnedStore = k128Registers;
 
-  // The problem's C, for the store below. In unchecked steps where a lane's
-  // accumulators leave few registers (8 x 12 of them at 168), it is found
-  // again from an Opaque block index: held across the loop, the problem's
-  // index spilled 8 bytes in the 16-byte kernel. Measured on an H100 against
-  // holding it (ms, docs/benchmarks.md, session 31): 72^3 x 2048 0.0832
-  // against 0.0870, 96^3 x 1000 0.0556 against 0.0582, 96x1000x96 x 300
-  // 0.1536 against 0.1653. (In checked steps, found again, it spilled 8 bytes
-  // where A is in pairs or 16-byte runs; in the 64-wide tiles it measured
-  // even.)
+  // The problem's C, for the store below. With 16-byte runs of both operands
+  // where a lane's accumulators leave few registers (8 x 12 of them at 168),
+  // it is found again from an Opaque block index: held across the loop, the
+  // problem's index spilled 8 bytes. Measured on an H100 against holding it
+  // (ms, docs/benchmarks.md, session 31): 72^3 x 2048 0.0834 against 0.0865,
+  // 96^3 x 1000 0.0556 against 0.0580, 96x1000x96 x 300 0.1531 against
+  // 0.1655. Found again elsewhere, it spilled 8 bytes in checked steps with A
+  // in pairs or 16-byte runs, cost 96x97x96 x 600 10% (element by element),
+  // and measured even in the 64-wide tiles.
   auto problem_c = [&] {
-    if constexpr (S::kLaneN > 8 && kWholeSteps) {
+    if constexpr (S::kLaneN > 8 && kVectorA && kVectorB) {
       return c_first + Opaque(blockIdx.x) / (tiles * splits) * stride_c;
     } else {
       return c;
