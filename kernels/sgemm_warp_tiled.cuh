@@ -474,7 +474,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 96^3 x 1000 0.0556 against 0.0580, 96x1000x96 x 300 0.1531 against
   // 0.1655. Found again elsewhere, it spilled 8 bytes in checked steps with A
   // in pairs or 16-byte runs, cost 96x97x96 x 600 10% (element by element),
-  // and measured even in the 64-wide tiles.
+  // and gained nothing in the 64-wide tiles (777^3 lost 5%).
   auto problem_c = [&] {
     if constexpr (S::kLaneN > 8 && kVectorA && kVectorB) {
       return c_first + Opaque(blockIdx.x) / (tiles * splits) * stride_c;
