@@ -205,7 +205,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   float* const shared = reinterpret_cast<float*>(shared_words);
 
   const int64_t tiles = tiles_m * tiles_n;
-  const int64_t problem = blockIdx.x / (tiles * splits);
+  const auto problem_of = [tiles, splits](int64_t block) {
+    return block / (tiles * splits);
+  };
+  const int64_t problem = problem_of(blockIdx.x);
   const int64_t split = blockIdx.x / tiles % splits;
   float* const c_first = c;  // the first problem's
   a += problem * stride_a;
@@ -477,7 +480,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // and gained nothing in the 64-wide tiles (777^3 lost 5%).
   auto problem_c = [&] {
     if constexpr (S::kLaneN > 8 && kVectorA && kVectorB) {
-      return c_first + Opaque(blockIdx.x) / (tiles * splits) * stride_c;
+      return c_first + problem_of(Opaque(blockIdx.x)) * stride_c;
     } else {
       return c;
     }
