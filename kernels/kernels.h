@@ -76,17 +76,25 @@ struct GroupedGemmEntry {
   bool vectorized;     // 16-byte accesses are legal for it
 };
 
-// Fills entries[0, count) (host memory) for `problems` and returns the number
-// of blocks the grouped launch takes, or -1 if a size is < 1 or the grid is
-// too large. Copy the entries to the device (with the batch's inputs, say) and
-// pass them to SgemmGrouped.
-int64_t PlanSgemmGrouped(const GemmProblem* problems, int64_t count,
-                         GroupedGemmEntry* entries);
+// How a grouped launch runs, as PlanSgemmGrouped chose by the problems.
+struct GroupedPlan {
+  int64_t blocks = -1;      // -1: a size < 1, or a grid too large
+  bool warp_tiled = false;  // 64 x 128 warp tiles, else 64 x 64 small tiles
+  int width = 1;  // elements a warp-tiled copy moves (4, 2 or 1): what the
+                  // rows of every problem allow
+};
+
+// Fills entries[0, count) (host memory) for `problems` and returns the plan of
+// the grouped launch (blocks -1 if a size is < 1 or the grid is too large).
+// Copy the entries to the device (with the batch's inputs, say) and pass them
+// to SgemmGrouped with the plan.
+GroupedPlan PlanSgemmGrouped(const GemmProblem* problems, int64_t count,
+                             GroupedGemmEntry* entries);
 
 // Problems of different shapes in one launch: `entries` is a device copy of
-// the table PlanSgemmGrouped filled, `blocks` what it returned.
+// the table PlanSgemmGrouped filled, `plan` what it returned.
 cudaError_t SgemmGrouped(const GroupedGemmEntry* entries, int64_t count,
-                         int64_t blocks, cudaStream_t stream);
+                         const GroupedPlan& plan, cudaStream_t stream);
 
 // The rungs of the transpose ladder; kAuto picks by shape.
 enum class TransposeVariant {

@@ -436,6 +436,16 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                             int64_t splits, int64_t k_per_split,
                             cudaStream_t stream);
 
+// Launches the grouped warp-tiled kernel of shape S (kGrouped in
+// sgemm_warp_tiled.cuh) over the device table `entries` of `count` problems in
+// `blocks` blocks, copying pieces of `width` elements (4, 2 or 1; every
+// problem's rows must allow them; 16-byte pieces in unchecked steps).
+// Defined in launch_warp_tiled.cuh, instantiated in sgemm_warp_tiled_wide.cu.
+template <typename S>
+cudaError_t LaunchWarpTiledGrouped(const GroupedGemmEntry* entries,
+                                   int64_t count, int64_t blocks, int width,
+                                   cudaStream_t stream);
+
 }  // namespace matserve::kernels
 
 #endif  // MATSERVE_KERNELS_LAUNCH_H_

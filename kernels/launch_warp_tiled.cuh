@@ -102,6 +102,25 @@ cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                        tiles_n, splits, k_per_split, maps, stream);
 }
 
+// Launches the grouped kernel of shape S, pieces kWidth wide.
+template <typename S, int kWidth, bool kWholeSteps>
+cudaError_t LaunchGroupedKernel(const GroupedGemmEntry* entries, int64_t count,
+                                int64_t blocks, cudaStream_t stream) {
+  constexpr auto kKernel =
+      SgemmWarpTiledKernel<S, kWidth, kWidth, false, kGroup, kWholeSteps, false,
+                           false, true>;
+  if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
+    return error;
+  }
+  // Each problem's sizes and pointers come from its entry: the batch's are
+  // unused, but for one split and one problem.
+  const float* const none = nullptr;
+  return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
+                          0, 0, 0, none, 0, 0, none, 0, 0, nullptr, 0, 0, 0, 0,
+                          /*splits=*/1, 0, /*count=*/1,
+                          GroupedTable{entries, count});
+}
+
 }  // namespace
 
 template <typename S, bool kSplitK, bool kPersistent>
@@ -168,6 +187,21 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     if (p.m >= S::kBlockM && p.n >= S::kBlockN) return launch(std::true_type{});
   }
   return launch(std::false_type{});
+}
+
+template <typename S>
+cudaError_t LaunchWarpTiledGrouped(const GroupedGemmEntry* entries,
+                                   int64_t count, int64_t blocks, int width,
+                                   cudaStream_t stream) {
+  if (width == 4) {
+    return LaunchGroupedKernel<S, 4, true>(entries, count, blocks, stream);
+  }
+  if constexpr (kPairsOfA<S>) {
+    if (width == 2) {
+      return LaunchGroupedKernel<S, 2, false>(entries, count, blocks, stream);
+    }
+  }
+  return LaunchGroupedKernel<S, 1, false>(entries, count, blocks, stream);
 }
 
 // The launches kernels.cu makes.

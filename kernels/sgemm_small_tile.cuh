@@ -11,6 +11,7 @@
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
 #include "kernels/grid_dependency.cuh"
+#include "kernels/grouped_table.cuh"
 #include "kernels/kernels.h"
 
 namespace matserve::kernels {
@@ -254,16 +255,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   AllowDependentLaunch();
   static_assert(S::kTilesPerBlock == 1, "one tile of one problem per block");
   __shared__ typename S::Storage stages[2];
-  int64_t low = 0, high = count - 1;  // the last entry with first_tile <= x
-  while (low < high) {
-    const int64_t mid = (low + high + 1) / 2;
-    if (entries[mid].first_tile <= blockIdx.x) {
-      low = mid;
-    } else {
-      high = mid - 1;
-    }
-  }
-  const GroupedGemmEntry entry = entries[low];
+  const GroupedGemmEntry entry = GroupedEntryOf(entries, count, blockIdx.x);
   const GemmProblem& p = entry.problem;
   const int64_t tiles_n = (p.n + S::kTile - 1) / S::kTile;
   const int64_t tile = blockIdx.x - entry.first_tile;

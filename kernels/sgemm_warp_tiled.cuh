@@ -7,11 +7,13 @@
 #define MATSERVE_KERNELS_SGEMM_WARP_TILED_CUH_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/bulk_copy.cuh"
 #include "kernels/copy_async.cuh"
 #include "kernels/float_vector.cuh"
 #include "kernels/grid_dependency.cuh"
+#include "kernels/grouped_table.cuh"
 #include "kernels/outer_product.cuh"
 
 namespace matserve::kernels {
@@ -89,6 +91,19 @@ struct BulkMaps<true> {
   CUtensorMap a, b;
 };
 
+// The problem table of a grouped launch (PlanSgemmGrouped's entries, on the
+// device).
+struct GroupedTable {
+  const GroupedGemmEntry* entries;
+  int64_t count;
+};
+
+// What a kernel reads besides its sizes and pointers: the bulk copies'
+// tensors (kBulk), the problem table (kGrouped), or nothing.
+template <bool kBulk, bool kGrouped>
+using KernelTables =
+    std::conditional_t<kGrouped, GroupedTable, BulkMaps<kBulk>>;
+
 // Adds `v` to c[0..3] (16-byte aligned), as one vector atomic where the
 // architecture has it.
 __device__ inline void AtomicAdd4(float* c, float4 v) {
@@ -157,10 +172,10 @@ __device__ inline float Unpinned(float value) {
 // zero only meets another padding zero or an output that is never stored.
 //
 // kBulk (sm_90 and later; with kVectorA and kVectorB): one thread copies each
-// step as two bulk tensor copies from maps.a (K x M x count, innermost first)
-// and maps.b (N x K x count), which zero-fill past the matrices' edges, and the
-// stage's barrier tells the block when they have landed. The copies hold no
-// registers, and read rows whatever lines they start on.
+// step as two bulk tensor copies from tables.a (K x M x count, innermost
+// first) and tables.b (N x K x count), which zero-fill past the matrices'
+// edges, and the stage's barrier tells the block when they have landed. The
+// copies hold no registers, and read rows whatever lines they start on.
 //
 // kWholeSteps: every step but one is whole and copied unchecked. The one
 // other step, the remainder where the block's part of K is not a whole number
@@ -181,18 +196,26 @@ __device__ inline float Unpinned(float value) {
 // against 0.0472; where the moved tiles are many and the rounds few, it lost
 // (257^3 x 44 0.0878 against 0.0828, 150x151x150 x 100 0.0570 against
 // 0.0526).
+//
+// kGrouped: problems of different shapes, packed (rows k, n and n elements
+// apart), from tables.entries, K unsplit; block x computes a tile of the
+// problem whose blocks include x, found by binary search. The parameters m to
+// k_per_split are unused (each problem's come from its entry); splits and
+// count are 1. The launcher takes copies that every problem's rows allow.
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, int kGroup,
-          bool kWholeSteps, bool kPersistent, bool kBulk = false>
+          bool kWholeSteps, bool kPersistent, bool kBulk = false,
+          bool kGrouped = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
-    SgemmWarpTiledKernel(int64_t m, int64_t n, int64_t k,
-                         const float* __restrict__ a, int64_t lda,
-                         int64_t stride_a, const float* __restrict__ b,
-                         int64_t ldb, int64_t stride_b, float* __restrict__ c,
-                         int64_t ldc, int64_t stride_c, int64_t tiles_m,
-                         int64_t tiles_n, int64_t splits, int64_t k_per_split,
-                         int64_t count,
-                         const __grid_constant__ BulkMaps<kBulk> maps) {
+    SgemmWarpTiledKernel(
+        int64_t m, int64_t n, int64_t k, const float* __restrict__ a,
+        int64_t lda, int64_t stride_a, const float* __restrict__ b, int64_t ldb,
+        int64_t stride_b, float* __restrict__ c, int64_t ldc, int64_t stride_c,
+        int64_t tiles_m, int64_t tiles_n, int64_t splits, int64_t k_per_split,
+        int64_t count,
+        const __grid_constant__ KernelTables<kBulk, kGrouped> tables) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
+  static_assert(!kGrouped || !(kSplitK || kPersistent || kBulk),
+                "a grouped block takes its tile's whole K alone");
   constexpr bool kVectorA = kWidthA == 4;
   constexpr bool kVectorB = kWidthB == 4;
   static_assert(
@@ -204,18 +227,31 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   extern __shared__ __align__(1024) float4 shared_words[];
   float* const shared = reinterpret_cast<float*>(shared_words);
 
+  int64_t block = blockIdx.x;  // with kGrouped, among its problem's blocks
+  if constexpr (kGrouped) {
+    const GroupedGemmEntry& entry =
+        GroupedEntryOf(tables.entries, tables.count, block);
+    const GemmProblem& p = entry.problem;
+    m = p.m, n = p.n, k = p.k;
+    a = p.a, b = p.b, c = p.c;
+    lda = k, ldb = n, ldc = n;
+    tiles_m = (m + S::kBlockM - 1) / S::kBlockM;
+    tiles_n = (n + S::kBlockN - 1) / S::kBlockN;
+    k_per_split = k;
+    block -= entry.first_tile;
+  }
   const int64_t tiles = tiles_m * tiles_n;
   const auto problem_of = [tiles, splits](int64_t block) {
     return block / (tiles * splits);
   };
-  const int64_t problem = problem_of(blockIdx.x);
-  const int64_t split = blockIdx.x / tiles % splits;
+  const int64_t problem = problem_of(block);
+  const int64_t split = block / tiles % splits;
   float* const c_first = c;  // the first problem's
   a += problem * stride_a;
   b += problem * stride_b;
   c += problem * stride_c;
 
-  const int64_t tile = blockIdx.x % tiles;
+  const int64_t tile = block % tiles;
   const int64_t tiles_per_group = int64_t{kGroup} * tiles_n;
   const int64_t first_row = tile / tiles_per_group * kGroup;
   const int64_t rows_in_group =
@@ -479,7 +515,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // in pairs or 16-byte runs, cost 96x97x96 x 600 10% (element by element),
   // and gained nothing in the 64-wide tiles (777^3 lost 5%).
   auto problem_c = [&] {
-    if constexpr (S::kLaneN > 8 && kVectorA && kVectorB) {
+    if constexpr (S::kLaneN > 8 && kVectorA && kVectorB && !kGrouped) {
       return c_first + problem_of(Opaque(blockIdx.x)) * stride_c;
     } else {
       return c;
@@ -633,14 +669,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       const int first_k = k_begin + s * S::kBlockK;
       BarrierArriveExpecting(&full[stage],
                              4 * S::kBlockK * (S::kBlockM + S::kBlockN));
-      BulkTensorCopy(a_stage, maps.a, first_k, static_cast<int>(block_row),
+      BulkTensorCopy(a_stage, tables.a, first_k, static_cast<int>(block_row),
                      static_cast<int>(problem), &full[stage]);
-      BulkTensorCopy(a_stage + S::kFloatsA, maps.b, static_cast<int>(block_col),
-                     first_k, static_cast<int>(problem), &full[stage]);
+      BulkTensorCopy(a_stage + S::kFloatsA, tables.b,
+                     static_cast<int>(block_col), first_k,
+                     static_cast<int>(problem), &full[stage]);
     };
     if (tid == 0) {
-      PrefetchTensorMap(maps.a);
-      PrefetchTensorMap(maps.b);
+      PrefetchTensorMap(tables.a);
+      PrefetchTensorMap(tables.b);
       for (int s = 0; s < S::kStages; ++s) BarrierInit(&full[s], 1);
       FenceBarrierInit();
     }

@@ -699,37 +699,48 @@ INSTANTIATE_TEST_SUITE_P(FewLongProblems, GpuBatchedSgemm,
                                            BatchCase{{30, 601, 31}, 40, 0}),
                          BatchTestName);
 
-// Mixed shapes in one launch, some matrices on 16 bytes and some not: every
-// product right, the inputs untouched and nothing written between matrices.
-TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
-  const std::vector<Shape> shapes = {{1, 1, 1},    {16, 16, 16}, {17, 31, 29},
-                                     {64, 64, 64}, {65, 3, 130}, {100, 37, 129},
-                                     {1, 300, 1},  {200, 64, 3}, {257, 33, 96},
-                                     {4, 8, 12},   {8, 8, 8},    {31, 1, 1}};
+// A grouped launch's problems, where their matrices start, and the plan that
+// PlanSgemmGrouped must make for them (so that each case takes its path).
+struct GroupedCase {
+  std::string name;
+  std::vector<Shape> shapes;
+  // Odd problems' matrices on 16 bytes, even ones' 4 bytes past (kMixed) or
+  // 8 bytes past (kPairs) 16 bytes; kVectors: every matrix on 16 bytes.
+  enum Starts { kMixed, kPairs, kVectors } starts;
+  bool warp_tiled;
+  int width;  // of the warp tiles' copies
+};
+
+void PrintTo(const GroupedCase& c, std::ostream* os) { *os << c.name; }
+
+class GpuGrouped : public GpuTest,
+                   public ::testing::WithParamInterface<GroupedCase> {};
+
+// Mixed shapes in one launch: every product right, the inputs untouched and
+// nothing written between matrices.
+TEST_P(GpuGrouped, MatchesTheReference) {
+  const GroupedCase& c = GetParam();
   std::mt19937_64 rng = matserve::testing::FreshRng();
   std::vector<Matrix> inputs;     // A and B of each problem
   std::vector<uint64_t> offsets;  // A, B and C of each problem
   std::vector<uint64_t> sizes;
   uint64_t size = 0;
-  for (size_t p = 0; p < shapes.size(); ++p) {
-    const Shape& s = shapes[p];
+  for (size_t p = 0; p < c.shapes.size(); ++p) {
+    const Shape& s = c.shapes[p];
     inputs.push_back(RandomMatrix(s.m, s.k, rng));
     inputs.push_back(RandomMatrix(s.k, s.n, rng));
     for (uint64_t floats :
          {uint64_t{s.m} * s.k, uint64_t{s.k} * s.n, uint64_t{s.m} * s.n}) {
-      // Odd problems on 16 bytes, even ones (8x8x8 among them) off it.
-      if (p % 2 == 1) {
-        size = (size + 3) / 4 * 4;
-      } else if (++size % 4 == 0) {
-        ++size;
-      }
+      size = (size + 3) / 4 * 4;
+      if (p % 2 == 0 && c.starts == GroupedCase::kMixed) size += 1;
+      if (p % 2 == 0 && c.starts == GroupedCase::kPairs) size += 2;
       offsets.push_back(size);
       sizes.push_back(floats);
       size += floats;
     }
   }
   DeviceVector buffer(size);  // all NaN bits: gaps and outputs alike
-  for (size_t p = 0; p < shapes.size(); ++p) {
+  for (size_t p = 0; p < c.shapes.size(); ++p) {
     for (int which : {0, 1}) {
       const std::vector<float>& values = inputs[2 * p + which].values;
       ASSERT_CUDA_OK(cudaMemcpy(buffer.get() + offsets[3 * p + which],
@@ -738,19 +749,27 @@ TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
     }
   }
   std::vector<kernels::GemmProblem> problems;
-  for (size_t p = 0; p < shapes.size(); ++p) {
-    const Shape& s = shapes[p];
+  for (size_t p = 0; p < c.shapes.size(); ++p) {
+    const Shape& s = c.shapes[p];
     float* base = buffer.get();
     problems.push_back({s.m, s.n, s.k, base + offsets[3 * p],
                         base + offsets[3 * p + 1], base + offsets[3 * p + 2]});
   }
   std::vector<kernels::GroupedGemmEntry> entries(problems.size());
-  const int64_t blocks = kernels::PlanSgemmGrouped(
+  const kernels::GroupedPlan plan = kernels::PlanSgemmGrouped(
       problems.data(), problems.size(), entries.data());
-  ASSERT_GT(blocks, 0);
-  EXPECT_TRUE(entries[1].vectorized);    // 16^3 on 16 bytes
-  EXPECT_FALSE(entries[2].vectorized);   // K = 31
-  EXPECT_FALSE(entries[10].vectorized);  // 8^3 off 16 bytes
+  ASSERT_GT(plan.blocks, 0);
+  EXPECT_EQ(plan.warp_tiled, c.warp_tiled);
+  if (c.warp_tiled) {
+    EXPECT_EQ(plan.width, c.width);
+  }
+  for (size_t p = 0; p < c.shapes.size(); ++p) {
+    const Shape& s = c.shapes[p];
+    const bool on_16_bytes = c.starts == GroupedCase::kVectors || p % 2 == 1;
+    EXPECT_EQ(entries[p].vectorized,
+              on_16_bytes && s.k % 4 == 0 && s.n % 4 == 0)
+        << ShapeName(s);
+  }
   kernels::GroupedGemmEntry* device_entries = nullptr;
   ASSERT_CUDA_OK(
       cudaMalloc(&device_entries, entries.size() * sizeof(entries[0])));
@@ -760,7 +779,7 @@ TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
                             entries.size() * sizeof(entries[0]),
                             cudaMemcpyHostToDevice));
   ASSERT_CUDA_OK(
-      kernels::SgemmGrouped(device_entries, entries.size(), blocks, nullptr));
+      kernels::SgemmGrouped(device_entries, entries.size(), plan, nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
 
   const std::vector<float> result = buffer.ToHost();
@@ -768,8 +787,8 @@ TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
   for (size_t i = 0; i < offsets.size(); ++i) {
     std::fill_n(in_a_matrix.begin() + offsets[i], sizes[i], true);
   }
-  for (size_t p = 0; p < shapes.size(); ++p) {
-    SCOPED_TRACE(ShapeName(shapes[p]));
+  for (size_t p = 0; p < c.shapes.size(); ++p) {
+    SCOPED_TRACE(ShapeName(c.shapes[p]));
     for (int which : {0, 1}) {
       const std::vector<float>& values = inputs[2 * p + which].values;
       EXPECT_EQ(std::memcmp(&result[offsets[3 * p + which]], values.data(),
@@ -789,6 +808,62 @@ TEST_F(GpuTest, GroupedSgemmMatchesTheReference) {
     ASSERT_EQ(bits, 0xFFFFFFFFu) << "element " << i << " of a gap was written";
   }
 }
+
+// The small tiles take sets of small problems; the warp tiles sets of larger
+// ones, small problems among them, in the widest copies all rows allow. Sizes
+// of 1, primes, and off every tile (64, 128) and K step (16).
+INSTANTIATE_TEST_SUITE_P(Sets, GpuGrouped,
+                         ::testing::Values(GroupedCase{"small_tiles",
+                                                       {{1, 1, 1},
+                                                        {16, 16, 16},
+                                                        {17, 31, 29},
+                                                        {64, 64, 64},
+                                                        {65, 3, 130},
+                                                        {100, 37, 129},
+                                                        {1, 300, 1},
+                                                        {200, 64, 3},
+                                                        {257, 33, 96},
+                                                        {4, 8, 12},
+                                                        {8, 8, 8},
+                                                        {31, 1, 1}},
+                                                       GroupedCase::kMixed,
+                                                       false,
+                                                       1},
+                                           GroupedCase{"warp_tiles_by_element",
+                                                       {{257, 1031, 300},
+                                                        {1, 1, 1},
+                                                        {129, 997, 65},
+                                                        {300, 512, 256},
+                                                        {1, 700, 513},
+                                                        {64, 1024, 128},
+                                                        {211, 97, 131},
+                                                        {5, 3, 2}},
+                                                       GroupedCase::kMixed,
+                                                       true,
+                                                       1},
+                                           GroupedCase{"warp_tiles_in_pairs",
+                                                       {{258, 1030, 302},
+                                                        {2, 2, 2},
+                                                        {130, 998, 66},
+                                                        {1, 702, 514},
+                                                        {211, 98, 130},
+                                                        {64, 1024, 128}},
+                                                       GroupedCase::kPairs,
+                                                       true,
+                                                       2},
+                                           GroupedCase{"warp_tiles_by_16_bytes",
+                                                       {{257, 1028, 300},
+                                                        {1, 4, 4},
+                                                        {129, 996, 68},
+                                                        {1, 700, 516},
+                                                        {211, 100, 132},
+                                                        {64, 1024, 128}},
+                                                       GroupedCase::kVectors,
+                                                       true,
+                                                       4}),
+                         [](const ::testing::TestParamInfo<GroupedCase>& info) {
+                           return info.param.name;
+                         });
 
 class GpuBatchedTranspose
     : public GpuTest,
@@ -932,9 +1007,11 @@ TEST_F(GpuTest, ZeroSizeIsRefusedNotLaunched) {
       {4, 4, 4, nullptr, nullptr, nullptr},
       {4, 0, 4, nullptr, nullptr, nullptr}};
   kernels::GroupedGemmEntry entries[2];
-  EXPECT_EQ(kernels::PlanSgemmGrouped(problems, 2, entries), -1);
-  EXPECT_EQ(kernels::PlanSgemmGrouped(problems, 1, entries), 1);
-  EXPECT_EQ(kernels::SgemmGrouped(nullptr, 0, 1, nullptr),
+  EXPECT_EQ(kernels::PlanSgemmGrouped(problems, 2, entries).blocks, -1);
+  const kernels::GroupedPlan plan =
+      kernels::PlanSgemmGrouped(problems, 1, entries);
+  EXPECT_EQ(plan.blocks, 1);
+  EXPECT_EQ(kernels::SgemmGrouped(nullptr, 0, plan, nullptr),
             cudaErrorInvalidValue);
 }
 
@@ -995,10 +1072,11 @@ TEST_F(GpuTest, ExecutorsRunAForcedVariant) {
       executor, {{17, 31, 29}, {17, 31, 29}, {130, 7, 129}});
 }
 
-// The executor's three ways to launch a multiply batch: one shape (strided),
-// small mixed shapes (the grouped table), and large shapes (from 128 x 128, or
-// K from 512) beside small ones (strided per large shape, the small ones
-// grouped).
+// The executor's ways to launch a multiply batch: one shape (strided), small
+// mixed shapes (the grouped table: small tiles, or warp tiles for the batch of
+// products up to 127 x 511 x 300), large shapes (from 128 x 128, or K from
+// 512) beside small ones (strided per large shape, the small ones grouped),
+// and large ones of more than four shapes (all grouped, in warp tiles).
 TEST_F(GpuTest, ExecutorBatchesMatchTheReference) {
   absl::StatusOr<std::vector<std::unique_ptr<engine::Executor>>> executors =
       engine::MakeCudaExecutors({.streams_per_device = 1});
@@ -1022,6 +1100,19 @@ TEST_F(GpuTest, ExecutorBatchesMatchTheReference) {
        {513, 129, 257},
        {64, 64, 64}},
       {{17, 31, 29}, {64, 1000, 48}, {33, 1, 65}, {64, 1000, 48}, {5, 600, 3}},
+      {{120, 500, 127},
+       {5, 7, 3},
+       {127, 511, 300},
+       {100, 400, 90},
+       {120, 500, 127}},
+      {{300, 200, 129},
+       {129, 600, 131},
+       {17, 31, 29},
+       {257, 100, 300},
+       {140, 513, 128},
+       {300, 200, 129},
+       {200, 300, 200},
+       {1, 1, 1}},
   };
   for (const std::vector<Shape>& batch : batches) {
     SCOPED_TRACE(::testing::Message()

@@ -111,8 +111,9 @@ constexpr char kUsage[] =
     "Times each SGEMM variant against cublasSgemm (fp32, no TF32), batched "
     "and\n"
     "grouped SGEMM against cublasSgemmStridedBatched and\n"
-    "cublasSgemmGroupedBatched, and Transpose against cublasSgeam and a\n"
-    "device-to-device copy, on random inputs rotated past the L2, and checks\n"
+    "cublasSgemmGroupedBatched (and a launch a problem), and Transpose\n"
+    "against cublasSgeam and a device-to-device copy, on random inputs\n"
+    "rotated past the L2, and checks\n"
     "every output against cuBLAS (transposes bit-exactly).\n"
     "  --quick        short lists: SGEMM 1024^3, 2048^3, 1000x3000x777;\n"
     "                 batched 64^3 x 4096; grouped 256 up to 256;\n"
@@ -470,7 +471,8 @@ class KernelBench {
         "\nGrouped SGEMM: COUNT products of random shapes (M, K, N uniform in "
         "[1, MAX]) in one launch,\nshape COUNT<=MAX; %%cuBLAS against "
         "cublasSgemmGroupedBatched (one group per problem); cublas_loop: one\n"
-        "cublasSgemm call per problem; rel_err vs cublas_loop\n");
+        "cublasSgemm call per problem; matserve_each: one Sgemm call per "
+        "problem;\nrel_err vs cublas_loop\n");
     PrintTableHeader("TFLOP/s", "%cuBLAS");
     for (const GroupedSet& set : sets) RunGrouped(set);
   }
@@ -800,7 +802,7 @@ class KernelBench {
 
     // One table of problems per input set, all on the device up front.
     std::vector<GroupedGemmEntry> entries(sets * group.count);
-    int64_t blocks = 0;
+    GroupedPlan plan;
     for (int64_t i = 0; i < sets; ++i) {
       std::vector<GemmProblem> problems;
       for (int64_t p = 0; p < group.count; ++p) {
@@ -808,9 +810,9 @@ class KernelBench {
         problems.push_back(
             {s.m, s.n, s.k, at(i, p, 0), at(i, p, 1), at(i, p, 2)});
       }
-      blocks = PlanSgemmGrouped(problems.data(), group.count,
-                                &entries[i * group.count]);
-      if (blocks < 0) Fail("PlanSgemmGrouped", __FILE__, __LINE__, "-1");
+      plan = PlanSgemmGrouped(problems.data(), group.count,
+                              &entries[i * group.count]);
+      if (plan.blocks < 0) Fail("PlanSgemmGrouped", __FILE__, __LINE__, "-1");
     }
     GroupedGemmEntry* device_entries = nullptr;
     const size_t table_bytes = entries.size() * sizeof(GroupedGemmEntry);
@@ -864,7 +866,14 @@ class KernelBench {
     };
     auto ours = [&](int64_t i) {
       CHECK(SgemmGrouped(device_entries + i % sets * group.count, group.count,
-                         blocks, stream_));
+                         plan, stream_));
+    };
+    auto ours_each = [&](int64_t i) {  // one launch a problem
+      for (int64_t p = 0; p < group.count; ++p) {
+        const GemmShape& s = shapes[p];
+        CHECK(Sgemm(s.m, s.n, s.k, at(i, p, 0), at(i, p, 1), at(i, p, 2),
+                    stream_));
+      }
     };
     // Every C of set 0, in problem order, each poisoned before the run.
     auto outputs = [&](auto run) {
@@ -888,10 +897,17 @@ class KernelBench {
                 ", " + std::to_string(sets) + " input sets");
     AddSgemmRow("grouped", name, "cublas_loop", 0, Time(stream_, cublas_loop),
                 flop, bytes, grouped_timing.median_ms, "");
-    AddSgemmRow("grouped", name, "matserve_grouped",
-                RelError(outputs(ours), reference), Time(stream_, ours), flop,
-                bytes, grouped_timing.median_ms,
-                ", " + std::to_string(blocks) + " blocks");
+    AddSgemmRow(
+        "grouped", name, "matserve_grouped", RelError(outputs(ours), reference),
+        Time(stream_, ours), flop, bytes, grouped_timing.median_ms,
+        ", " + std::to_string(plan.blocks) + " blocks of " +
+            (plan.warp_tiled
+                 ? "64x128 warp tiles, pieces of " + std::to_string(plan.width)
+                 : std::string("64x64 small tiles")));
+    AddSgemmRow("grouped", name, "matserve_each",
+                RelError(outputs(ours_each), reference),
+                Time(stream_, ours_each), flop, bytes, grouped_timing.median_ms,
+                ", one Sgemm a problem");
   }
 
   void RunTransposeBatched(const BatchedTransposeShape& shape) {

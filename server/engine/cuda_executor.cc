@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <set>
 #include <string>
 #include <tuple>
 #include <variant>
@@ -124,6 +125,20 @@ Layout Arrange(absl::Span<const Op> batch) {
 bool LargeProblem(const MultiplyOp& op) {
   return (op.m >= 128 && op.n >= 128) || op.k >= 512;
 }
+
+// A batch whose large multiplies come in more shapes than this puts them in
+// its grouped launch too: their own launches, one a shape, run one after
+// another, each filling less of the GPU. Measured on an H100 (ms,
+// docs/benchmarks.md, session 32; the kernels alone: sets of random shapes up
+// to MAX on a side, a grouped launch of all against the large ones' own
+// launches and the rest grouped): five large or more, 5 up to 2048 0.4271
+// against 0.4516, 6 up to 1024 0.1096 against 0.1439, 8 up to 1024 0.1825
+// against 0.2030, 16 up to 1024 0.1373 against 0.2835, 32 up to 2048 1.4021
+// against 1.8111, 64 up to 511 (38 large) 0.1136 against 0.5148; four or
+// fewer, the own launches led in most (2 up to 2048 0.1112 against 0.0563, 4
+// up to 2048 0.3734 against 0.3142, 3 up to 1536 0.1624 against 0.1559), not
+// all (4 up to 1536 0.1550 against 0.1727).
+constexpr size_t kMaxLargeShapesApart = 4;
 
 // CUDA events around a batch's copies and kernels.
 class BatchTimer {
@@ -244,14 +259,14 @@ class CudaExecutor final : public Executor {
     // the matrices.
     auto* table = reinterpret_cast<kernels::GroupedGemmEntry*>(
         host + layout.input_floats);
-    const int64_t grouped_blocks = PlanGrouped(batch, layout, table);
+    const kernels::GroupedPlan grouped_plan = PlanGrouped(batch, layout, table);
     start = absl::Now();
     MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kStart, stream_));
     MATSERVE_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(device_in_.floats(), host, input_bytes,
                         cudaMemcpyHostToDevice, stream_));
     MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kCopiedIn, stream_));
-    MATSERVE_RETURN_IF_ERROR(Launch(batch, layout, grouped_blocks));
+    MATSERVE_RETURN_IF_ERROR(Launch(batch, layout, grouped_plan));
     MATSERVE_RETURN_IF_ERROR(timer_.Record(BatchTimer::kComputed, stream_));
     MATSERVE_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(pinned_out_.floats(), device_out_.floats(),
@@ -273,18 +288,27 @@ class CudaExecutor final : public Executor {
     }
   }
 
-  // Fills the device problem table for the batch's small multiplies of mixed
-  // shapes and returns the grouped launch's blocks; 0 when the batch needs no
-  // grouped launch.
-  int64_t PlanGrouped(absl::Span<const Op> batch, const Layout& layout,
-                      kernels::GroupedGemmEntry* table) {
+  // Fills the device problem table for the batch's multiplies of mixed
+  // shapes that don't run apart and returns the grouped launch's plan; none (0
+  // blocks) when the batch needs no grouped launch.
+  kernels::GroupedPlan PlanGrouped(absl::Span<const Op> batch,
+                                   const Layout& layout,
+                                   kernels::GroupedGemmEntry* table) {
     grouped_.clear();
-    if (sgemm_variant_ != kernels::SgemmVariant::kAuto) return 0;
+    kernels::GroupedPlan none;
+    none.blocks = 0;
+    if (sgemm_variant_ != kernels::SgemmVariant::kAuto) return none;
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> large_shapes;
+    for (const Op& op : batch) {
+      const auto* m = std::get_if<MultiplyOp>(&op);
+      if (m != nullptr && LargeProblem(*m)) large_shapes.insert(Shape(*m));
+    }
+    large_apart_ = large_shapes.size() <= kMaxLargeShapesApart;
     std::tuple<uint32_t, uint32_t, uint32_t> first_shape;
     bool mixed = false;
     for (const Layout::Place& place : layout.places) {
       const auto* m = std::get_if<MultiplyOp>(&batch[place.op]);
-      if (m == nullptr || LargeProblem(*m)) continue;
+      if (m == nullptr || RunsApart(*m)) continue;
       if (grouped_.empty()) first_shape = Shape(*m);
       mixed = mixed || Shape(*m) != first_shape;
       grouped_.push_back(kernels::GemmProblem{
@@ -294,7 +318,7 @@ class CudaExecutor final : public Executor {
     }
     if (!mixed) {
       grouped_.clear();  // one shape: the strided launch serves it better
-      return 0;
+      return none;
     }
     return kernels::PlanSgemmGrouped(grouped_.data(), grouped_.size(), table);
   }
@@ -302,15 +326,15 @@ class CudaExecutor final : public Executor {
   // Same-shape runs of the layout go to one strided launch each; the small
   // multiplies of mixed shapes to one grouped launch (planned in the table).
   absl::Status Launch(absl::Span<const Op> batch, const Layout& layout,
-                      int64_t grouped_blocks) {
+                      const kernels::GroupedPlan& grouped_plan) {
     if (!grouped_.empty()) {
-      if (grouped_blocks < 0) {
+      if (grouped_plan.blocks < 0) {
         return absl::InternalError("the grouped launch's grid is too large");
       }
       MATSERVE_CUDA_RETURN_IF_ERROR(kernels::SgemmGrouped(
           reinterpret_cast<const kernels::GroupedGemmEntry*>(
               device_in_.floats() + layout.input_floats),
-          grouped_.size(), grouped_blocks, stream_));
+          grouped_.size(), grouped_plan, stream_));
     }
     for (size_t begin = 0; begin < layout.places.size();) {
       const Op& op = batch[layout.places[begin].op];
@@ -320,7 +344,7 @@ class CudaExecutor final : public Executor {
         ++end;
       }
       const auto* m = std::get_if<MultiplyOp>(&op);
-      if (m == nullptr || grouped_.empty() || LargeProblem(*m)) {
+      if (m == nullptr || grouped_.empty() || RunsApart(*m)) {
         MATSERVE_RETURN_IF_ERROR(
             LaunchRun(op, layout.places[begin], end - begin));
       }
@@ -410,7 +434,14 @@ class CudaExecutor final : public Executor {
   PinnedBuffer pinned_out_;
   DeviceBuffer device_in_;
   DeviceBuffer device_out_;
+  // Whether this batch's large multiplies run apart from its grouped launch
+  // (kMaxLargeShapesApart).
+  bool RunsApart(const MultiplyOp& m) const {
+    return large_apart_ && LargeProblem(m);
+  }
+
   std::vector<kernels::GemmProblem> grouped_;  // this batch's grouped launch
+  bool large_apart_ = true;
   BatchTimer timer_;
 };
 
