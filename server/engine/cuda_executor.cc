@@ -323,8 +323,9 @@ class CudaExecutor final : public Executor {
     return kernels::PlanSgemmGrouped(grouped_.data(), grouped_.size(), table);
   }
 
-  // Same-shape runs of the layout go to one strided launch each; the small
-  // multiplies of mixed shapes to one grouped launch (planned in the table).
+  // Same-shape runs of the layout go to one strided launch each; the
+  // multiplies of mixed shapes that don't run apart to one grouped launch
+  // (planned in the table).
   absl::Status Launch(absl::Span<const Op> batch, const Layout& layout,
                       const kernels::GroupedPlan& grouped_plan) {
     if (!grouped_.empty()) {
