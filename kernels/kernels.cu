@@ -785,8 +785,17 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr double kMinPaddedCMacs = 1e8;
   if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t unsplit = 0, splits = 1;
+  // Whether the split blocks can add into C realigned (LaunchWarpTiled): in
+  // unchecked steps (a tile fits inside C) on parts of K from
+  // kMinRealignedK.
+  bool realignable = false;
   if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
-        return PlanSplits<decltype(shape)>(p, &unsplit, &splits);
+        using S = decltype(shape);
+        const cudaError_t error = PlanSplits<S>(p, &unsplit, &splits);
+        realignable =
+            p.m >= S::kBlockM && p.n >= S::kBlockN &&
+            RoundUp(CeilDiv(p.k, splits), S::kBlockK) >= kMinRealignedK;
+        return error;
       })) {
     return error;
   }
@@ -805,7 +814,7 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   // the split saved (511^3 x 30, 24 whole: 0.2422 against 0.2321; 777^3 x 10
   // 0.3398 against 0.3307), and so they did below kMinPaddedCMacs (333^3
   // 0.0137 against 0.0130, 129^3 0.0128 against 0.0115).
-  const bool pad_c =
+  bool pad_c =
       splits > 1 && unsplit == 0 && !p.VectorC() && macs >= kMinPaddedCMacs;
   // A batch's operand pads as one matrix where its problems follow one another.
   bool pad_a = !p.VectorA() && (p.count == 1 || p.stride_a == p.m * p.lda);
@@ -819,6 +828,8 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
       macs < static_cast<double>(per_copied) * copied) {
     pad_a = pad_b = false;
   }
+  // Where B's rows stay off 16 bytes, the blocks can add into C realigned.
+  if (realignable && !pad_b && !p.VectorB()) pad_c = false;
   if (!(pad_a || pad_b || pad_c)) return SgemmWarpTiledStrip(p, splits, stream);
   const int64_t rows_a = p.count * p.m, rows_b = p.count * p.k;
   const int64_t floats_a = pad_a ? rows_a * RoundUp(p.k, 4) : 0;

@@ -422,6 +422,20 @@ template <typename S>
 constexpr bool kWholeK =
     std::is_same_v<S, WarpTiledBig> || std::is_same_v<S, WarpTiledBigAlone>;
 
+// The shortest part of K (elements) whose split blocks add into rows of C
+// that don't start on 16 bytes realigned (kRealignC in sgemm_warp_tiled.cuh)
+// rather than computing C in padded rows to copy back, or adding four atomics
+// to a run (SgemmWarpTiled in kernels.cu). Realigning costs each block a
+// barrier, its tile staged through shared memory and the row's ends added one
+// by one; padding, a pass over C. Measured on an H100 (ms,
+// docs/benchmarks.md, session 33), realigned in kernels shared with C's
+// 16-byte rows against padded C: from parts of 256, 1001^3 0.0614 against
+// 0.0633, 511^3 x 6 0.0507 against 0.0544, 511^3 x 30 (the last 6 split)
+// 0.2056 against 0.2137, 701^3 x 3 0.0639 against 0.0661; in shorter parts it
+// lost up to 9% (767^3, parts of 96: 0.0425 against 0.0391; 1151^3, 192:
+// 0.0984 against 0.0909).
+inline constexpr int64_t kMinRealignedK = 256;
+
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
 // tiles_n tiles of each problem, K in `splits` parts of k_per_split (a
 // multiple of S::kBlockK; with kSplitK, C holds zeros or partial sums), 16-byte

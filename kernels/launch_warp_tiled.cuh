@@ -34,13 +34,13 @@ cudaError_t LaunchOver(Kernel kernel, const Batch& p, int64_t blocks, int bytes,
 }
 
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, bool kPersistent,
-          bool kWholeSteps = false>
+          bool kWholeSteps = false, bool kRealignC = false>
 cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                          int64_t splits, int64_t k_per_split,
                          cudaStream_t stream) {
   constexpr auto kKernel =
       SgemmWarpTiledKernel<S, kWidthA, kWidthB, kSplitK, kGroup, kWholeSteps,
-                           kPersistent>;
+                           kPersistent, false, false, kRealignC>;
   int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
@@ -165,6 +165,17 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
       }
       if constexpr (kA != 4) {  // else B's rows are off 16 bytes
         if (width_b == 4) kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
+      }
+      // Split K into C's rows off 16 bytes (B's too, in a packed batch),
+      // realigned in parts of K from kMinRealignedK.
+      if constexpr (kSplitK && kWhole) {
+        if (width_b != 4 && !p.VectorC() && k_per_split >= kMinRealignedK) {
+          kernel = LaunchKernel<S, kA, 1, true, false, true, true>;
+          if constexpr (kPairsOfB<S>) {
+            if (width_b == 2)
+              kernel = LaunchKernel<S, kA, 2, true, false, true, true>;
+          }
+        }
       }
       return kernel(p, tiles_m, tiles_n, splits, k_per_split, stream);
     };

@@ -115,6 +115,24 @@ __device__ inline void AtomicAdd4(float* c, float4 v) {
 #endif
 }
 
+// Adds a run of 4 of a row of C realigned to C's 16-byte runs: v[h, h + 4)
+// into out[h, h + 4) as one 16-byte atomic, where h (0 to 3) is the number of
+// elements before out's next 16-byte boundary; with `first` (the row's first
+// run), v[0, h) one by one too. Only elements below `left` are added, one by
+// one where the 16-byte run does not fit below it.
+__device__ inline void AddRealignedRun(const float* v, float* out, int left,
+                                       bool first) {
+  const int h = static_cast<int>(-(reinterpret_cast<uintptr_t>(out) / 4) & 3);
+  if (first) {
+    for (int j = 0; j < h && j < left; ++j) atomicAdd(out + j, v[j]);
+  }
+  if (h + 4 <= left) {
+    AtomicAdd4(out + h, make_float4(v[h], v[h + 1], v[h + 2], v[h + 3]));
+  } else {
+    for (int j = h; j < left; ++j) atomicAdd(out + j, v[j]);
+  }
+}
+
 // Returns `value` through an empty asm statement, after which the compiler
 // can no longer tell it is the value it had: what a loop computes from it is
 // computed again each time instead of being held in registers across the loop.
@@ -202,9 +220,16 @@ __device__ inline float Unpinned(float value) {
 // problem whose blocks include x, found by binary search. The parameters m to
 // k_per_split are unused (each problem's come from its entry); splits and
 // count are 1. The launcher takes copies that every problem's rows allow.
+//
+// kRealignC (kSplitK in unchecked steps, where C's rows don't start on 16
+// bytes): every tile adds its block of C realigned to C's rows
+// (add_realigned), not only the tiles moved by other than a multiple of 4.
+// Instances of their own: realigning in the kernels that also serve C's
+// 16-byte rows moved ptxas's register layout of their main loops, and those
+// ran 2-6% slower (docs/benchmarks.md, session 33).
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, int kGroup,
           bool kWholeSteps, bool kPersistent, bool kBulk = false,
-          bool kGrouped = false>
+          bool kGrouped = false, bool kRealignC = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(
         int64_t m, int64_t n, int64_t k, const float* __restrict__ a,
@@ -216,6 +241,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
   static_assert(!kGrouped || !(kSplitK || kPersistent || kBulk),
                 "a grouped block takes its tile's whole K alone");
+  static_assert(!kRealignC || (kSplitK && kWholeSteps && !kPersistent),
+                "realigned adds of split K, in unchecked steps");
   constexpr bool kVectorA = kWidthA == 4;
   constexpr bool kVectorB = kWidthB == 4;
   static_assert(
@@ -569,7 +596,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // stored columns start on 16 bytes, but its lanes' runs of 4 don't): adds
   // the tile's block of C through shared memory, realigned, so that whole runs
   // of 4 add as one 16-byte atomic rather than four. The caller checks that
-  // C's rows start on 16 bytes. With rows kPitchC (1 mod 32) apart, a warp
+  // C's rows start on 16 bytes, or with kRealignC each row is realigned on
+  // its own (AddRealignedRun). With rows kPitchC (1 mod 32) apart, a warp
   // reads 4 rows x 8 runs at once from 32 different banks, and writes its
   // lanes' elements j (64-wide warp tiles: 4 rows x 8 lanes) likewise. This
   // lets split K on C's 16-byte rows (C padded alone) move its tiles too.
@@ -603,6 +631,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       if (row < shift_rows || col >= width) continue;
       const float* v = &shared[row * kPitchC + shift_cols + col];
       float* out = &c[(block_row + row) * ldc + tile_col + col];
+      if constexpr (kRealignC) {
+        AddRealignedRun(v, out, width - col, col == 0);
+        continue;
+      }
       if (col + 4 <= width) {
         AtomicAdd4(out, make_float4(v[0], v[1], v[2], v[3]));
       } else {
@@ -722,8 +754,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       CopyAsyncCommit();
       compute_step(s % S::kStages);
     }
-    if (kSplitK && kShiftEdges && shift_cols % 4 != 0 && ldc % 4 == 0 &&
-        reinterpret_cast<uintptr_t>(c + tile_col) % 16 == 0) {
+    if (kRealignC ||
+        (kSplitK && kShiftEdges && shift_cols % 4 != 0 && ldc % 4 == 0 &&
+         reinterpret_cast<uintptr_t>(c + tile_col) % 16 == 0)) {
       add_realigned();
     } else {
       store_tile(problem_c(), m, n, ldc);

@@ -307,14 +307,14 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // remainder), and the last 3 of 52 problems of 256^3 after 49 unsplit. So do
 // all problems of a batch that fills its one round under three quarters, in
 // parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
-// part shorter). Where C's rows are off 16 bytes, the split adds into C in
-// padded rows: all of 6 problems of 511^3, whose tiles move by a row and a
-// column and add realigned through shared memory, of 6 of 510 x 511 x 510 (B
-// in pairs) and of 5 of 450 x 451 x 450 (K in 6 parts); where some problems
-// run whole, into C itself, four atomics to a run: the last 6 of 30 problems
-// of 511^3 after 24 unsplit. Where a split batch's last 5 to 16 columns lie
-// past a multiple of 64, they run as a strip beside the rest: 2 of 1024 x
-// 1024 x 1032 (K split in 4).
+// part shorter). Where C's rows are off 16 bytes, the split adds into C
+// realigned through shared memory, row by row, in parts of K from 256: all of
+// 6 problems of 511^3 (rows 3 mod 4 elements long; the tiles also move by a
+// row and a column) and of 510 x 511 x 510 (2 mod 4, B in pairs), and the
+// last 6 of 30 problems of 511^3 after 24 unsplit; in shorter parts, into C
+// in padded rows, copied back: 5 of 450 x 451 x 450 (K in 6 parts). Where a
+// split batch's last 5 to 16 columns lie past a multiple of 64, they run as a
+// strip beside the rest: 2 of 1024 x 1024 x 1032 (K split in 4).
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
