@@ -433,7 +433,9 @@ constexpr bool kWholeK =
 // 0.0633, 511^3 x 6 0.0507 against 0.0544, 511^3 x 30 (the last 6 split)
 // 0.2056 against 0.2137, 701^3 x 3 0.0639 against 0.0661; in shorter parts it
 // lost up to 9% (767^3, parts of 96: 0.0425 against 0.0391; 1151^3, 192:
-// 0.0984 against 0.0909).
+// 0.0984 against 0.0909). In kernels of their own, from parts of 256:
+// 510x511x510 x 6 0.0469 against 0.0533, 511^3 x 6 0.0521 against 0.0545,
+// 511^3 x 30 0.2067 against 0.2134, 1001^3 0.0624 against 0.0630.
 inline constexpr int64_t kMinRealignedK = 256;
 
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
