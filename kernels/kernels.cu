@@ -231,6 +231,13 @@ cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
                           stream, p.c, floats);
 }
 
+// The depth of each part where K splits in `splits` in tiles of shape S (a
+// whole number of steps; the last part may be shorter).
+template <typename S>
+int64_t PartK(int64_t k, int64_t splits) {
+  return RoundUp(CeilDiv(k, splits), S::kBlockK);
+}
+
 // Runs p in warp-tiled blocks of shape S as planned: its first `unsplit`
 // problems with K whole, the rest with K in `splits` parts (PlanSplits).
 template <typename S>
@@ -259,7 +266,7 @@ cudaError_t SgemmWarpTiledPlanned(const Batch& p, int64_t unsplit,
       rest.a += unsplit * p.stride_a;
       rest.b += unsplit * p.stride_b;
       rest.c += unsplit * p.stride_c;
-      const int64_t k_per_split = RoundUp(CeilDiv(p.k, splits), S::kBlockK);
+      const int64_t k_per_split = PartK<S>(p.k, splits);
       if (!rest.c_zeroed) {
         if (cudaError_t error = ZeroC(rest, stream)) return error;
       }
@@ -792,9 +799,8 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
         using S = decltype(shape);
         const cudaError_t error = PlanSplits<S>(p, &unsplit, &splits);
-        realignable =
-            p.m >= S::kBlockM && p.n >= S::kBlockN &&
-            RoundUp(CeilDiv(p.k, splits), S::kBlockK) >= kMinRealignedK;
+        realignable = p.m >= S::kBlockM && p.n >= S::kBlockN &&
+                      PartK<S>(p.k, splits) >= kMinRealignedK;
         return error;
       })) {
     return error;
