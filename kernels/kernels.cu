@@ -1256,10 +1256,11 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p, with an operand off 16 bytes and problems from
-// 256 on a side (one side or both) and under 512, takes 32 x 32 tiles of one
-// warp (WarpTiledTiny): where they pad C under 0.8 as much as the 64-wide
-// tiles would. Measured on an H100 against the tiles the rules took before
+// Sets *tiny to whether the batch p, with an operand off 16 bytes and
+// problems from 256 on a side (one side or both) and under 1024, takes 32 x 32
+// tiles of one warp (WarpTiledTiny): where they pad C under 0.8 as much as the
+// 64-wide tiles would, and from 512 on a side only where they take one round
+// of blocks. Measured on an H100 against the tiles the rules took before
 // (ms, docs/benchmarks.md, session 29): padding under 0.7 as much,
 // 270x131x130 x 30 0.0219 against 0.0299, x 300 0.1398 against 0.1687,
 // 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x 20 0.0117 against
@@ -1272,10 +1273,22 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 // 0.0372 against 0.0317, 330x97x330 x 20 0.0281 against 0.0248, 300x301x301 x
 // 100 0.2094 against 0.1921). On 16 bytes, under 0.8, 8 of 11 batches lost
 // 6-17% (272x132x132 x 30 0.0239 against 0.0206, 450x100x140 x 30 0.0303
-// against 0.0274), so those keep their tiles.
-bool TakesTinyTilesFrom256(const Batch& p) {
-  return p.count > 1 && !p.VectorOperands() && p.m < 512 && p.n < 512 &&
-         10 * PaddedArea<WarpTiledTiny>(p) < 8 * WidePaddedArea(p);
+// against 0.0274), so those keep their tiles. From 512 on a side (session
+// 34, against the 64-wide tiles, ms): in one round, 514x250x258 x 3 0.0140
+// against 0.0203, x 6 0.0213 against 0.0310, x 12 0.0377 against 0.0468,
+// 530x251x260 x 3 0.0140 against 0.0214, x 10 0.0334 against 0.0414,
+// 900x141x140 x 6 0.0131 against 0.0224, 530x131x130 x 20 0.0234 against
+// 0.0309, 800x161x160 x 8 0.0152 against 0.0240, 514x301x386 x 4 0.0285
+// against 0.0358, 650x250x258 x 4 0.0203 against 0.0206; in three rounds,
+// 514x250x258 x 40 0.1122 against 0.1043.
+cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
+  *tiny = p.count > 1 && !p.VectorOperands() && p.m < 1024 && p.n < 1024 &&
+          10 * PaddedArea<WarpTiledTiny>(p) < 8 * WidePaddedArea(p);
+  if (!*tiny || (p.m < 512 && p.n < 512)) return cudaSuccess;
+  int64_t rounds = 0;
+  if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
+  *tiny = rounds == 1;
+  return cudaSuccess;
 }
 
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp
@@ -1306,10 +1319,7 @@ bool TakesTinyTilesFrom256(const Batch& p) {
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
-  if (!OneWarpTilesMayTake(p)) {
-    *tiny = TakesTinyTilesFrom256(p);
-    return cudaSuccess;
-  }
+  if (!OneWarpTilesMayTake(p)) return TakesTinyTilesFrom256(p, tiny);
   if (p.VectorOperands()) {
     if (p.m <= 64 && p.n <= 64) return cudaSuccess;
     return TakesTinyTilesOn16Bytes<S>(p, tiny);
@@ -1434,6 +1444,61 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
              : SgemmWarpTiledPlanned<WarpTiledQuad>(p, unsplit, splits, stream);
 }
 
+// Sets *quad to whether the batch p, its C's rows off 16 bytes, takes 64 x 64
+// tiles of four one-warp warp tiles, four blocks per SM, with K whole
+// (WarpTiledQuadFew) in place of the tiles WithWarpTiledShape gives it (from
+// the 64-wide shape S): where they fill from three blocks to every two SMs up
+// to one round, and in place of 128 x 128 tiles only where A's rows go element
+// by element (as the four-warp tiles copy them; the 128 x 128 ones copy pairs).
+// The 64-wide tiles, half as many, would fill under two thirds of a round with
+// K whole, or split it and add into C in padded rows or four atomics a run.
+// cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450 x 5
+// and 511^3 x 6. Measured on an H100 against the tiles before (ms,
+// docs/benchmarks.md, session 34): in place of 64-wide ones, 450x451x450 x 5
+// 0.0452 against 0.0542, x 4 0.0338 against 0.0357, 318^3 x 16 0.0393 against
+// 0.0424, x 8 0.0242 against 0.0301, 800x801x802 x 3 0.0920 against 0.1203,
+// 302x303x302 x 16 0.0377 against 0.0427, 500x501x502 x 4 0.0365 against
+// 0.0406, 350x351x350 x 10 0.0385 against 0.0410, 700x301x350 x 3 (198
+// blocks) 0.0231 against 0.0254, 511^3 x 6 0.0512 against 0.0531; behind by
+// 1-3% at 701^3 x 3 (0.0669 against 0.0658), 703^3 x 2, 600x601x602 x 3 and x
+// 5 (0.0707 against 0.0687). In place of 128 x 128 tiles one to an SM,
+// element by element: 450x451x450 x 7 0.0548 against 0.0668, 390x391x390 x 8
+// 0.0426 against 0.0446, 330x331x330 x 12 0.0408 against 0.0414, 1001^3 x 2
+// 0.1137 against 0.1169; A in pairs, 1002^3 x 2 0.1111 against 0.1063 (but
+// 550x250x550 x 4 0.0299 against 0.0316). With fewer blocks they lost
+// (450x451x450 x 3, 192: 0.0336 against 0.0305), and so they did past the
+// round (511^3 x 12, 768: 0.0930 against 0.0835; 511^3 x 30 0.2313 against
+// 0.2080; 1001^3 x 4 0.2208 against 0.2061); with C on 16 bytes they ranged
+// from -14% to +22% (400x401x400 x 12 0.0652 against 0.0565, 300x301x300 x
+// 40 0.0719 against 0.0925).
+template <typename S>
+cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
+  *quad = false;
+  if (p.count == 1 || p.VectorC()) return cudaSuccess;
+  int64_t sms = 0, slots = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&slots)) {
+    return error;
+  }
+  const int64_t tiles = Tiles<WarpTiledQuadFew>(p);
+  if (2 * tiles < 3 * sms || tiles > slots) return cudaSuccess;
+  BigTiles big = BigTiles::kNone;
+  if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
+  *quad = big == BigTiles::kNone || p.WidthA() == 1;
+  return cudaSuccess;
+}
+
+// The batch p in the tiles WithWarpTiledShape gives it from the 64-wide shape S
+// (SgemmWarpTiled), or in four-warp 64 x 64 ones where TakesQuadTilesWhole<S>
+// says so.
+template <typename S>
+cudaError_t SgemmWideOrQuadTiles(const Batch& p, cudaStream_t stream) {
+  bool quad = false;
+  if (cudaError_t error = TakesQuadTilesWhole<S>(p, &quad)) return error;
+  return quad ? SgemmWarpTiledPlanned<WarpTiledQuadFew>(p, p.count, 1, stream)
+              : SgemmWarpTiled(p, stream);
+}
+
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
 template <typename S, typename Launch>
 cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
@@ -1470,9 +1535,14 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
     return error;
   }
   if (takes_small) return TinyTilesOr<WarpTiledSmall>(p, stream, small);
-  auto launch = [&] { return SgemmWarpTiled(p, stream); };
-  return tall ? TinyTilesOr<WarpTiledTall>(p, stream, launch)
-              : TinyTilesOr<WarpTiledWide>(p, stream, launch);
+  if (tall) {
+    return TinyTilesOr<WarpTiledTall>(p, stream, [&] {
+      return SgemmWideOrQuadTiles<WarpTiledTall>(p, stream);
+    });
+  }
+  return TinyTilesOr<WarpTiledWide>(p, stream, [&] {
+    return SgemmWideOrQuadTiles<WarpTiledWide>(p, stream);
+  });
 }
 
 // A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile

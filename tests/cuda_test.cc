@@ -309,19 +309,21 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // parts of at least 256 of K: 13 of 500 x 772 x 252 (K split in 3, the last
 // part shorter). Where C's rows are off 16 bytes, the split adds into C
 // realigned through shared memory, row by row, in parts of K from 256: all of
-// 6 problems of 511^3 (rows 3 mod 4 elements long; the tiles also move by a
-// row and a column) and of 510 x 511 x 510 (2 mod 4, B in pairs), and the
-// last 6 of 30 problems of 511^3 after 24 unsplit; in shorter parts, into C
-// in padded rows, copied back: 5 of 450 x 451 x 450 (K in 6 parts). Where a
+// 3 problems of 511 x 1023 x 511 (rows 3 mod 4 elements long; the tiles also
+// move by a row and a column; K in 4 parts, the last one shorter) and of 510 x
+// 1023 x 510 (2 mod 4, B in pairs), and the last 6 of 30 problems of 511^3
+// after 24 unsplit; in shorter parts, into C in padded rows, copied back: 3 of
+// 450 x 451 x 450 (K in 4 parts of 128). (With more problems such batches
+// take four-warp 64 x 64 tiles and K whole: QuadTilesWholeK.) Where a
 // split batch's last 5 to 16 columns lie past a multiple of 64, they run as a
 // strip beside the rest: 2 of 1024 x 1024 x 1032 (K split in 4).
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
                                            BatchCase{{500, 772, 252}, 13, 0},
-                                           BatchCase{{511, 511, 511}, 6, 0},
-                                           BatchCase{{510, 511, 510}, 6, 0},
-                                           BatchCase{{450, 451, 450}, 5, 0},
+                                           BatchCase{{511, 1023, 511}, 3, 0},
+                                           BatchCase{{510, 1023, 510}, 3, 0},
+                                           BatchCase{{450, 451, 450}, 3, 0},
                                            BatchCase{{511, 511, 511}, 30, 0},
                                            BatchCase{{1024, 1024, 1032}, 2, 0}),
                          BatchTestName);
@@ -329,19 +331,20 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
 // Off 16 bytes, K steps run unchecked where a problem is at least a block tile
 // on each side: the last tile row and column move inward to end at the
 // matrix's edges and store only what the tiles before them do not. Moved by
-// 127 rows and 63 columns (513 x 250 x 257 x 3, A in 8-byte pairs) and by
+// 127 rows and 63 columns (1153 x 250 x 257 x 2, A in 8-byte pairs) and by
 // 54 rows and 2 columns (330 x 131 x 190, B in pairs), the other operand
 // element by element, in 128 x 64 tiles; only A element by element (in 128 x
 // 128 tiles one to an SM, the last tile column moved by 124, a multiple of 4,
 // so C's 16-byte runs stay whole) or only B, in pairs (in those tiles too);
 // and problems exactly a tile high (64 x 64 tiles), both element by element.
 // One side is at least 256, and 32 x 32 tiles would pad C at least 0.83 as
-// much as the 64-wide ones (or the problems are 513 high), so that they don't
-// take them. (The kernels as Nsight Compute listed them on an H100, session
-// 30. Moved tiles that split K and add into C element by element: 257^3 x 3
-// in TinyTiles.)
+// much as the 64-wide ones (or the problems are 1153 high), so that they
+// don't take them. (The kernels as Nsight Compute listed them on an H100,
+// session 30, with 513 x 250 x 257 x 3 in place of 1153 x 250 x 257 x 2,
+// which 32 x 32 tiles now take. Moved tiles that split K and add into C
+// element by element: 257^3 x 3 in TinyTiles.)
 INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{513, 250, 257}, 3, 0},
+                         ::testing::Values(BatchCase{{1153, 250, 257}, 2, 0},
                                            BatchCase{{330, 131, 190}, 30, 0},
                                            BatchCase{{250, 129, 260}, 20, 0},
                                            BatchCase{{260, 132, 250}, 20, 0},
@@ -410,7 +413,9 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // element-wise (gaps put every row off 16 bytes). So do batches whose 128 x
 // 128 tiles number at most one per SM while their 64-wide ones number more and
 // would run unsplit: 30 of 256^3 on the 16-byte path, and 20 of 380 x 300 x
-// 250 with B's rows off 16 bytes, and 2 of 1001 x 100 x 1001 element-wise.
+// 250 with B's rows off 16 bytes, and 2 of 1001 x 101 x 1000 with A's element
+// by element (C on 16 bytes: with C off them, and A element by element, such
+// batches take four-warp 64 x 64 tiles, QuadTilesWholeK).
 // Those run one block to an SM, and so do batches whose 128 x 128 tiles fill
 // one such round while their 64-wide ones would split K: 2 of 1000 x 800 x
 // 1000 on the 16-byte path.
@@ -421,7 +426,7 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                                            BatchCase{{256, 256, 256}, 30, 0},
                                            BatchCase{{380, 300, 250}, 20, 0},
                                            BatchCase{{1000, 800, 1000}, 2, 0},
-                                           BatchCase{{1001, 100, 1001}, 2, 1}),
+                                           BatchCase{{1001, 101, 1000}, 2, 0}),
                          BatchTestName);
 
 // Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
@@ -550,7 +555,9 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K in 280 x 999 x 141 x
 // 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
 // 257^3 x 3, K split in 4, the last tiles moved by 31 rows and columns and
-// adding into C element by element).
+// adding into C element by element); and from 512 where they take one round
+// (513 x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6,
+// B on 16 bytes, 870 blocks).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -567,7 +574,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{141, 301, 270}, 30, 1}, BatchCase{{129, 129, 260}, 30, 0},
         BatchCase{{260, 132, 131}, 30, 0}, BatchCase{{280, 999, 141}, 10, 0},
         BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
-        BatchCase{{330, 131, 130}, 30, 0}),
+        BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
+        BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
@@ -592,6 +600,29 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
                                            BatchCase{{120, 120, 120}, 300, 4},
                                            BatchCase{{192, 256, 192}, 90, 0},
                                            BatchCase{{97, 97, 97}, 528, 0}),
+                         BatchTestName);
+
+// Batches whose C's rows are off 16 bytes, in place of 64-wide tiles, take
+// four-warp 64 x 64 tiles four to an SM with K whole where those fill from
+// three blocks to every two SMs up to one round (on a GPU of 132 SMs, 198 to
+// 528 blocks): A element by element and B in pairs (450 x 451 x 450 x 5, 320
+// blocks, which split K in 6 parts before; 318^3 x 16, 400; 800 x 801 x 802 x
+// 3, 507; 700 x 301 x 350 x 3, 198), both element by element (511^3 x 6, 384;
+// 302 x 303 x 302 x 16 with gaps of 1), in place of 128 x 128 tiles one to an
+// SM where A's rows go element by element (450 x 451 x 450 x 7, 448 blocks;
+// 1001 x 100 x 1001 x 2 with gaps of 1, 512), and as the whole 64s of 450 x
+// 451 x 450 x 10 (448 x 448, 490 blocks) beside the strips of its last two
+// rows and columns.
+INSTANTIATE_TEST_SUITE_P(QuadTilesWholeK, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{450, 451, 450}, 5, 0},
+                                           BatchCase{{318, 318, 318}, 16, 0},
+                                           BatchCase{{511, 511, 511}, 6, 0},
+                                           BatchCase{{800, 801, 802}, 3, 0},
+                                           BatchCase{{700, 301, 350}, 3, 0},
+                                           BatchCase{{302, 303, 302}, 16, 1},
+                                           BatchCase{{450, 451, 450}, 7, 0},
+                                           BatchCase{{1001, 100, 1001}, 2, 1},
+                                           BatchCase{{450, 451, 450}, 10, 0}),
                          BatchTestName);
 
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
@@ -646,7 +677,7 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
 // Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
 // multiple of 4, or gaps of 2) copy them in 8-byte pairs on warp-tiled
 // blocks: 96 x 96 tiles (90 x 298 x 90 x 560), 64-wide tiles moved to the
-// edges (514 x 250 x 258 x 3; B on 16 bytes, 514 x 250 x 256 x 3), in steps of
+// edges (1026 x 250 x 258 x 2; B on 16 bytes, 514 x 250 x 256 x 3), in steps of
 // 32 (128 x 530 x 136 x 600) and with K split, adding into C in padded rows
 // (510 x 302 x 202 x 5), 128 x 128 tiles two to an SM (250 x 102 x 250 x 65)
 // and one (1002 x 100 x 1002 x 2), and persistent blocks (46 x 38 x 50 x 700;
@@ -654,12 +685,12 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
 // and A element by element (50 x 54 x 50 x 100, 270 x 130 x 130 x 30; four to
 // a block, 98^3 x 150), and two-warp 64 x 64 tiles both element by element
 // (300 x 302 x 302 x 30). One operand in pairs and the other element by
-// element: 513 x 250 x 257 and 330 x 131 x 190 in MovedEdges.
+// element: 1153 x 250 x 257 and 330 x 131 x 190 in MovedEdges.
 INSTANTIATE_TEST_SUITE_P(
     PairCopies, GpuBatchedSgemm,
     ::testing::Values(
         BatchCase{{90, 298, 90}, 560, 2}, BatchCase{{300, 302, 302}, 30, 2},
-        BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{514, 250, 256}, 3, 0},
+        BatchCase{{1026, 250, 258}, 2, 0}, BatchCase{{514, 250, 256}, 3, 0},
         BatchCase{{128, 530, 136}, 600, 2}, BatchCase{{510, 302, 202}, 5, 0},
         BatchCase{{250, 102, 250}, 65, 2}, BatchCase{{1002, 100, 1002}, 2, 2},
         BatchCase{{46, 38, 50}, 700, 2}, BatchCase{{40, 36, 50}, 700, 0},
