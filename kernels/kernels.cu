@@ -1274,12 +1274,13 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 // 100 0.2094 against 0.1921). On 16 bytes, under 0.8, 8 of 11 batches lost
 // 6-17% (272x132x132 x 30 0.0239 against 0.0206, 450x100x140 x 30 0.0303
 // against 0.0274), so those keep their tiles. From 512 on a side (session
-// 34, against the 64-wide tiles, ms): in one round, 514x250x258 x 3 0.0140
-// against 0.0203, x 6 0.0213 against 0.0310, x 12 0.0377 against 0.0468,
-// 530x251x260 x 3 0.0140 against 0.0214, x 10 0.0334 against 0.0414,
-// 900x141x140 x 6 0.0131 against 0.0224, 530x131x130 x 20 0.0234 against
-// 0.0309, 800x161x160 x 8 0.0152 against 0.0240, 514x301x386 x 4 0.0285
-// against 0.0358, 650x250x258 x 4 0.0203 against 0.0206; in three rounds,
+// 34, the landed rule against e3171d6, ms): in one round, 514x250x258 x 3
+// 0.0140 against 0.0203, x 6 0.0216 against 0.0318, x 12 0.0378 against
+// 0.0471, 513x250x257 x 3 0.0148 against 0.0214, 530x251x260 x 3 0.0140
+// against 0.0215, x 10 0.0336 against 0.0415, 900x141x140 x 6 0.0132 against
+// 0.0224, 530x131x130 x 20 0.0234 against 0.0310, 800x161x160 x 8 0.0152
+// against 0.0241, 514x301x386 x 4 0.0285 against 0.0358, 650x250x258 x 4
+// 0.0205 against 0.0207; in three rounds (a scratch build that forced them),
 // 514x250x258 x 40 0.1122 against 0.1043.
 cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
   *tiny = p.count > 1 && !p.VectorOperands() && p.m < 1024 && p.n < 1024 &&
@@ -1454,23 +1455,25 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // K whole, or split it and add into C in padded rows or four atomics a run.
 // cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450 x 5
 // and 511^3 x 6. Measured on an H100 against the tiles before (ms,
-// docs/benchmarks.md, session 34): in place of 64-wide ones, 450x451x450 x 5
-// 0.0452 against 0.0542, x 4 0.0338 against 0.0357, 318^3 x 16 0.0393 against
-// 0.0424, x 8 0.0242 against 0.0301, 800x801x802 x 3 0.0920 against 0.1203,
-// 302x303x302 x 16 0.0377 against 0.0427, 500x501x502 x 4 0.0365 against
-// 0.0406, 350x351x350 x 10 0.0385 against 0.0410, 700x301x350 x 3 (198
-// blocks) 0.0231 against 0.0254, 511^3 x 6 0.0512 against 0.0531; behind by
-// 1-3% at 701^3 x 3 (0.0669 against 0.0658), 703^3 x 2, 600x601x602 x 3 and x
-// 5 (0.0707 against 0.0687). In place of 128 x 128 tiles one to an SM,
-// element by element: 450x451x450 x 7 0.0548 against 0.0668, 390x391x390 x 8
-// 0.0426 against 0.0446, 330x331x330 x 12 0.0408 against 0.0414, 1001^3 x 2
-// 0.1137 against 0.1169; A in pairs, 1002^3 x 2 0.1111 against 0.1063 (but
-// 550x250x550 x 4 0.0299 against 0.0316). With fewer blocks they lost
-// (450x451x450 x 3, 192: 0.0336 against 0.0305), and so they did past the
-// round (511^3 x 12, 768: 0.0930 against 0.0835; 511^3 x 30 0.2313 against
-// 0.2080; 1001^3 x 4 0.2208 against 0.2061); with C on 16 bytes they ranged
-// from -14% to +22% (400x401x400 x 12 0.0652 against 0.0565, 300x301x300 x
-// 40 0.0719 against 0.0925).
+// docs/benchmarks.md, session 34, the landed rule against e3171d6): in place
+// of 64-wide ones, 450x451x450 x 5 0.0454 against 0.0545, x 4 0.0338 against
+// 0.0360, the whole 64s of x 10 0.0678 against 0.0823, 318^3 x 16 0.0394
+// against 0.0426, x 8 0.0244 against 0.0298, 800x801x802 x 3 0.0924 against
+// 0.1209, 302x303x302 x 16 0.0378 against 0.0446, 500x501x502 x 4 0.0366
+// against 0.0393, 350x351x350 x 10 0.0387 against 0.0411, 700x301x350 x 3 (198
+// blocks) 0.0234 against 0.0255, 511^3 x 6 0.0513 against 0.0531; behind at
+// 701^3 x 3 (0.0674 against 0.0664), 600x601x602 x 3 (0.0569 against 0.0562)
+// and x 5 (0.0710 against 0.0692) and 703^3 x 2 (0.0517 against 0.0493; 0.0515
+// against 0.0505 in a second call). In place of 128 x 128 tiles one to an SM, A
+// element by element: 1001^3 x 2 0.1138 against 0.1178, the whole 64s of
+// 450x451x450 x 7 0.0550 against 0.0673, 330x331x330 x 12 0.0410 against
+// 0.0417. Scratch builds that forced the choice (same session) measured where
+// the rule keeps them out: A in pairs in place of 128 x 128 tiles, 1002^3 x 2
+// 0.1111 against 0.1063 (but 550x250x550 x 4 0.0299 against 0.0316); fewer
+// blocks, 450x451x450 x 3 (192) 0.0336 against 0.0305; past the round, 511^3 x
+// 12 (768) 0.0930 against 0.0835, 511^3 x 30 0.2313 against 0.2080, 1001^3 x 4
+// 0.2208 against 0.2061; with C on 16 bytes, from -14% to +22% (400x401x400 x
+// 12 0.0652 against 0.0565, 300x301x300 x 40 0.0719 against 0.0925).
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   *quad = false;
