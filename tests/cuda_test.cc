@@ -588,9 +588,10 @@ INSTANTIATE_TEST_SUITE_P(
 // of 1, 540), with K split as five blocks per SM count (A on 16 bytes, 100 x
 // 2000 x 101 x 6 planned in 27 parts, 648 blocks; 170 x 2000 x 170 x 3 in 24,
 // 648; 60 x 500 x 170 x 30 in 7, 630), and on 16 bytes (120^3 x 300 with gaps
-// of 4, 1200 blocks; 90 of 192 x 256 x 192, the last 17 split in K after 73
-// unsplit); and where both take more than three rounds (97^3 x 528, 2112
-// blocks, four rounds of either).
+// of 4, 1200 blocks); and where both take more than three rounds (97^3 x 528,
+// 2112 blocks, four rounds of either). Where the plan would split K for the
+// last problems only, none splits: 90 of 192 x 256 x 192 (the last 17 after
+// 73), 810 blocks, four per SM.
 INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{97, 97, 97}, 150, 0},
                                            BatchCase{{190, 191, 190}, 60, 1},
