@@ -1464,10 +1464,10 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // the 64-wide shape S): where they fill from three blocks to every two SMs up
 // to one round, and in place of 128 x 128 tiles only where A's rows go element
 // by element (as the four-warp tiles copy them; the 128 x 128 ones copy pairs).
-// The 64-wide tiles, half as many, would fill under two thirds of a round with
-// K whole, or split it and add into C in padded rows or four atomics a run.
-// cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450 x 5
-// and 511^3 x 6. Measured on an H100 against the tiles before (ms,
+// The 64-wide tiles, about half as many, would fill under two thirds of a round
+// with K whole, or split it and add into C in padded rows or four atomics a
+// run. cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450
+// x 5 and 511^3 x 6. Measured on an H100 against the tiles before (ms,
 // docs/benchmarks.md, session 34, the landed rule against e3171d6): in place
 // of 64-wide ones, 450x451x450 x 5 0.0454 against 0.0545, x 4 0.0338 against
 // 0.0360, the whole 64s of x 10 0.0678 against 0.0823, 318^3 x 16 0.0394
@@ -1485,8 +1485,9 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // 0.1111 against 0.1063 (but 550x250x550 x 4 0.0299 against 0.0316); fewer
 // blocks, 450x451x450 x 3 (192) 0.0336 against 0.0305; past the round, 511^3 x
 // 12 (768) 0.0930 against 0.0835, 511^3 x 30 0.2313 against 0.2080, 1001^3 x 4
-// 0.2208 against 0.2061; with C on 16 bytes, from -14% to +22% (400x401x400 x
-// 12 0.0652 against 0.0565, 300x301x300 x 40 0.0719 against 0.0925).
+// 0.2208 against 0.2061; with C on 16 bytes, from 34% slower to 27% faster
+// (400x401x400 x 6 0.0427 against 0.0319, 300x301x300 x 20 0.0377 against
+// 0.0519) over 21 batches, no rule found.
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   *quad = false;
