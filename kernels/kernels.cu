@@ -191,7 +191,18 @@ int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
 // How p runs in tiles of shape S: its first *unsplit problems with K whole,
 // the rest with K in *splits parts (1: none split). A single product splits
 // as SplitCount says, a batch as WholeProblems, and the shapes that keep K
-// whole (kWholeK) not at all. (Planned like the others, batches whose 128 x
+// whole (kWholeK) not at all. The four-warp 64 x 64 tiles (WarpTiledQuad, as
+// SgemmQuadTiles plans them) split K where every problem does, but where
+// WholeProblems would split only the last problems, after a round or more of
+// whole ones, none. Measured on an H100 against the last problems split (ms,
+// docs/benchmarks.md, session 34): on 16 bytes, 272^3 x 37 0.0607 against
+// 0.0704, 192x256x192 x 100 0.0543 against 0.0623, x 90 0.0538 against 0.0565,
+// 180x256x180 x 100 0.0592 against 0.0652, 176x320x176 x 100 0.0699 against
+// 0.0778, 192x512x192 x 90 0.0968 against 0.0988; with an operand off 16
+// bytes, 190x300x191 x 80 0.0596 against 0.0741, 170x301x171 x 100 0.0670
+// against 0.0833, 170x300x170 x 150 0.0962 against 0.1062, 120x400x121 x 200
+// 0.0821 against 0.0931; with long K, 100x1000x101 x 200 0.1938 against
+// 0.1916. (Planned like the others, batches whose 128 x
 // 128 tiles filled under half a round split, though their kernel ran K whole,
 // and so padded C for nothing where its rows don't start on 16 bytes:
 // 380x300x250 x 20 0.0566 ms against 0.0412, H100, docs/benchmarks.md,
@@ -208,6 +219,7 @@ cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
   const int64_t tiles = CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN);
   int64_t min_split_k = kMinSplitK;
   *unsplit = p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
+  if (std::is_same_v<S, WarpTiledQuad> && *unsplit > 0) *unsplit = p.count;
   const int64_t rest = p.count - *unsplit;
   *splits = rest == 0 ? 1 : SplitCount(tiles * rest, p.k, slots, min_split_k);
   return cudaSuccess;
@@ -1423,27 +1435,14 @@ cudaError_t FillsQuadTiles(const Batch& p, bool* quad) {
 }
 
 // Runs the batch p in four-warp 64 x 64 tiles, K split as WarpTiledQuad's
-// rounds of five blocks per SM say where every problem splits (where only the
-// last problems would, after a round or more of whole ones, none does): in
-// WarpTiledQuadFew's blocks, four per SM, where those take no more rounds than
-// WarpTiledQuad's and at most kMostRounds, else in WarpTiledQuad's. Measured on
-// an H100 against the last problems split (ms, docs/benchmarks.md, session
-// 34): on 16 bytes, 272^3 x 37 0.0607 against 0.0704, 192x256x192 x 100 0.0543
-// against 0.0623, x 90 0.0538 against 0.0565, 180x256x180 x 100 0.0592
-// against 0.0652, 176x320x176 x 100 0.0699 against 0.0778, 192x512x192 x 90
-// 0.0968 against 0.0988; with an operand off 16 bytes, 190x300x191 x 80 0.0596
-// against 0.0741, 170x301x171 x 100 0.0670 against 0.0833, 170x300x170 x 150
-// 0.0962 against 0.1062, 120x400x121 x 200 0.0821 against 0.0931; with long K,
-// 100x1000x101 x 200 0.1938 against 0.1916.
+// rounds of five blocks per SM say (PlanSplits): in WarpTiledQuadFew's blocks,
+// four per SM, where those take no more rounds than WarpTiledQuad's and at
+// most kMostRounds, else in WarpTiledQuad's.
 cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMostRounds = 3;
   int64_t unsplit = 0, splits = 1, slots = 0, few_slots = 0;
   if (cudaError_t error = PlanSplits<WarpTiledQuad>(p, &unsplit, &splits)) {
     return error;
-  }
-  if (unsplit > 0) {
-    unsplit = p.count;
-    splits = 1;
   }
   if (cudaError_t error = WarpTiledSlots<WarpTiledQuad>(&slots)) return error;
   if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&few_slots)) {
