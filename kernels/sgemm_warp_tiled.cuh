@@ -359,6 +359,22 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     b_length[c] = piece_length(n - block_col - b_col - c * kSpanB, kWidthB);
   }
 
+  // kReadAhead: each K index's fragments are read into a second set of
+  // registers before the FMAs of the index before it, so that those FMAs do
+  // not wait for the reads; in the 128 x 128 tiles one block to an SM, whose
+  // lanes have registers to spare (up to 255), and in the bulk-copy kernel of
+  // those two to an SM (128 registers), which holds no copy addresses.
+  // Measured on an H100 against reading them just before (ms,
+  // docs/benchmarks.md, session 35): one to an SM, 1024^3 x 2 0.0963 against
+  // 0.0976, 1000^3 x 2 0.0986 against 0.0995, 2048x1024x1024 0.0964 against
+  // 0.0974, 512^3 x 8 0.0528 against 0.0535; two, 2048^3 0.3402 against
+  // 0.3503, 4096x1024x4096 0.6727 against 0.6952, 512^3 x 64 0.3446 against
+  // 0.3560, 1024^3 x 4 0.1744 against 0.1796. Two to an SM with cp.async
+  // copies, a second set spilled 12-76 bytes in two to six of their 17
+  // kernels (two for B's alone); in every shape, the 64-wide tiles lost
+  // (4096^3 2.750 against 2.662, 8192^3 21.27 against 20.56).
+  constexpr bool kReadAhead = S::kBlockM == 128 && S::kBlockN == 128 &&
+                              (S::kMinBlocksPerSm == 1 || kBulk);
   // Two 256-thread blocks per SM (or more threads): 128 registers a thread.
   constexpr bool k128Registers = S::kThreads * S::kMinBlocksPerSm >= 512;
   // Where a lane's accumulators leave few registers (8 x 12 of them at 168,
@@ -503,24 +519,58 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     const float* a_stage = shared + stage * S::kStageFloats;
     const float* b_stage = a_stage + S::kFloatsA;
     using FragK = typename FloatVector<S::kFragK>::Type;
+    if constexpr (kReadAhead) {
+      // Register set `set` of A's fragment at K indices [kq, kq + kFragK),
+      // and of B's at K index kq.
+      float a_frag[2][8][S::kFragK];
+      float b_frag[2][S::kLaneN];
+      auto read_a = [&](int set, int kq) {
 #pragma unroll
-    for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
-      float a_frag[8][S::kFragK];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        *reinterpret_cast<FragK*>(a_frag[i]) =
-            *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kk));
-      }
-#pragma unroll
-      for (int q = 0; q < S::kFragK; ++q) {
-        float b_frag[S::kLaneN];
+        for (int i = 0; i < 8; ++i) {
+          *reinterpret_cast<FragK*>(a_frag[set][i]) =
+              *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kq));
+        }
+      };
+      auto read_b = [&](int set, int kq) {
 #pragma unroll
         for (int h = 0; h < S::kRunsN; ++h) {
-          *reinterpret_cast<float4*>(&b_frag[h * 4]) =
+          *reinterpret_cast<float4*>(&b_frag[set][h * 4]) =
               *reinterpret_cast<const float4*>(
-                  &b_stage[(kk + q) * S::kBlockN + warp_col + h * S::kRunGap]);
+                  &b_stage[kq * S::kBlockN + warp_col + h * S::kRunGap]);
         }
-        OuterProduct(acc, a_frag, q, b_frag);
+      };
+      read_a(0, 0);
+      read_b(0, 0);
+#pragma unroll
+      for (int kq = 0; kq < S::kBlockK; ++kq) {
+        const int group = kq / S::kFragK;
+        if (kq + 1 < S::kBlockK) {
+          if ((kq + 1) % S::kFragK == 0) read_a((group + 1) % 2, kq + 1);
+          read_b((kq + 1) % 2, kq + 1);
+        }
+        OuterProduct(acc, a_frag[group % 2], kq % S::kFragK, b_frag[kq % 2]);
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
+        float a_frag[8][S::kFragK];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          *reinterpret_cast<FragK*>(a_frag[i]) =
+              *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kk));
+        }
+#pragma unroll
+        for (int q = 0; q < S::kFragK; ++q) {
+          float b_frag[S::kLaneN];
+#pragma unroll
+          for (int h = 0; h < S::kRunsN; ++h) {
+            *reinterpret_cast<float4*>(&b_frag[h * 4]) =
+                *reinterpret_cast<const float4*>(
+                    &b_stage[(kk + q) * S::kBlockN + warp_col +
+                             h * S::kRunGap]);
+          }
+          OuterProduct(acc, a_frag, q, b_frag);
+        }
       }
     }
   };
