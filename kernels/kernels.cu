@@ -518,8 +518,23 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // 0.1035, 1024x1024x2048 0.0988 against 0.1025, 2048x1024x1024 0.0988 against
 // 0.1026, 1000x1000x2000 0.1050 against 0.1212; 1000^3 x 2 even; 1001^3 x 2
 // (element by element) 0.1171 against 0.1156.
+//
+// A batch on 16 bytes (bulk copies, fragments read ahead) takes them two to
+// an SM from kMinBulkBigRounds rounds of them where they pad C no more than
+// the 64-wide tiles and fill their rounds at least as well. Measured on an
+// H100 against the 64-wide tiles (ms, docs/benchmarks.md, session 35): 384^3
+// x 71 0.1687 against 0.1831, 640^3 x 25 0.2703 against 0.2928, 1024^3 x 10
+// 0.4266 against 0.4585, 600^3 x 19 0.2088 against 0.2300, 512^3 x 30 0.1768
+// against 0.1847; outside the sweep the rule was drawn from, 640x320x640 x 30
+// 0.1700 against 0.1817, 2048x512x2048 x 3 0.2605 against 0.2788, 256^3 x 150
+// 0.1198 against 0.1238 (768^3 x 20 0.3853 against 0.3821). Forced on the
+// sweep's other 16-byte batches, they lost where they fill their rounds less
+// (480^3 x 36 0.2060 against 0.1998, 384x768x384 x 60 0.3261 against 0.3079),
+// pad C more (448^3 x 44 0.2307 against 0.1927) or take fewer rounds (1536^3
+// x 3, 1.6 rounds, 0.5073 against 0.4795).
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
+  constexpr double kMinBulkBigRounds = 1.75;
   constexpr int64_t kLongSplitK = 1024;
   *big = BigTiles::kNone;
   int64_t big_slots = 0, slots = 0;
@@ -539,6 +554,13 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
       *big = taken;
       return cudaSuccess;
     }
+  }
+  if (p.count > 1 && p.k <= kMaxSplitK && p.VectorOperands() &&
+      big_tiles >= kMinBulkBigRounds * big_slots &&
+      RoundsFill(big_tiles, big_slots) >= RoundsFill(tiles, slots) &&
+      PaddedArea<WarpTiledBig>(p) <= PaddedArea<S>(p)) {
+    *big = BigTiles::kTwoPerSm;
+    return cudaSuccess;
   }
   const bool fill =
       RoundsFill(big_tiles, big_slots) >= kFullRounds ||

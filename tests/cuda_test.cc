@@ -418,9 +418,14 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // batches take four-warp 64 x 64 tiles, QuadTilesWholeK).
 // Those run one block to an SM, and so do batches whose 128 x 128 tiles fill
 // one such round while their 64-wide ones would split K: 2 of 1000 x 800 x
-// 1000 on the 16-byte path.
+// 1000 on the 16-byte path. On 16 bytes, batches whose 128 x 128 tiles pad C
+// no more than the 64-wide ones and fill their rounds as well, from 1.75
+// rounds, take them two to an SM (bulk copies): 120 of 256 x 64 x 256, and of
+// 200 x 36 x 252 (edge tiles, a K remainder).
 INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
+                                           BatchCase{{256, 64, 256}, 120, 0},
+                                           BatchCase{{200, 36, 252}, 120, 0},
                                            BatchCase{{250, 100, 250}, 65, 0},
                                            BatchCase{{200, 33, 200}, 65, 1},
                                            BatchCase{{256, 256, 256}, 30, 0},
