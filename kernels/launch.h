@@ -400,7 +400,7 @@ using WarpTiledBig = LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 2, 4>>;
 // tiles fill two blocks per SM, one block lost: 512^3 x 64 0.3902 against
 // 0.3657, 2048^3 0.3718 against 0.3581, 256^3 x 256 0.2131 against 0.1964.
 // Its lanes' registers to spare hold fragments read ahead (kReadAhead in
-// sgemm_warp_tiled.cuh), as do WarpTiledBig's where it copies in bulk.
+// sgemm_warp_tiled.cuh), and so do WarpTiledBig's where it copies in bulk.
 using WarpTiledBigAlone =
     LongSteps<WarpTiledShape<128, 128, 16, 32, 64, 4, 1, 4>>;
 // The shapes whose warp-tiled kernels copy B's rows that start on 8 bytes (but
