@@ -690,6 +690,61 @@ cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
                           stream, cols, padded, padded_ld, c, ldc, segments);
 }
 
+// Runs `run` on p with A (pad_a) and B (pad_b) copied into rows that start on
+// 16 bytes in scratch memory (PadRows; a batch's problems as one matrix, so
+// they must follow one another), and with C computed in such rows and copied
+// back (pad_c; zeroed in the first pad's pass, or on its own). Where nothing
+// pads or scratch memory can't be had, runs p as it is.
+template <typename Run>
+cudaError_t SgemmPadded(const Batch& p, bool pad_a, bool pad_b, bool pad_c,
+                        cudaStream_t stream, Run run) {
+  if (!(pad_a || pad_b || pad_c)) return run(p);
+  const int64_t rows_a = p.count * p.m, rows_b = p.count * p.k;
+  const int64_t floats_a = pad_a ? rows_a * RoundUp(p.k, 4) : 0;
+  const int64_t floats_b = pad_b ? rows_b * RoundUp(p.n, 4) : 0;
+  const int64_t floats_c = pad_c ? p.count * p.m * RoundUp(p.n, 4) : 0;
+  cudaMemPool_t pool = nullptr;
+  void* scratch = nullptr;
+  if (ScratchPool(&pool) != cudaSuccess ||
+      cudaMallocFromPoolAsync(&scratch,
+                              (floats_a + floats_b + floats_c) * sizeof(float),
+                              pool, stream) != cudaSuccess) {
+    cudaGetLastError();  // not the caller's error: run unpadded
+    return run(p);
+  }
+  Batch padded = p;
+  float* const scratch_a = static_cast<float*>(scratch);
+  float* const scratch_b = scratch_a + floats_a;
+  float* const scratch_c = scratch_b + floats_b;
+  // The first pad also zeros a padded C, which the split K adds into.
+  int64_t zero_words = floats_c / 4;
+  cudaError_t error = cudaSuccess;
+  if (pad_a) {
+    error = PadRows(rows_a, p.k, scratch_a, &padded.a, &padded.lda, scratch_c,
+                    zero_words, stream);
+    padded.stride_a = p.m * padded.lda;
+    zero_words = 0;
+  }
+  if (pad_b && !error) {
+    error = PadRows(rows_b, p.n, scratch_b, &padded.b, &padded.ldb, scratch_c,
+                    zero_words, stream);
+    padded.stride_b = p.k * padded.ldb;
+  }
+  if (pad_c) {
+    padded.c = scratch_c;
+    padded.ldc = RoundUp(p.n, 4);
+    padded.stride_c = p.m * padded.ldc;
+    padded.c_zeroed = pad_a || pad_b;
+  }
+  if (!error) error = run(padded);
+  if (pad_c && !error) {
+    error =
+        UnpadRows(p.count * p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
+  }
+  const cudaError_t freed = cudaFreeAsync(scratch, stream);
+  return error ? error : freed;
+}
+
 // C[:, 0, width) = A * B[:, 0, width) for each problem of p, with b and c at
 // the strip's first column (sgemm_strip.cuh), width 1 to 16. A single
 // product's K splits so that the blocks about fill the GPU once, and adds
@@ -818,7 +873,9 @@ cudaError_t SgemmWarpTiledStrip(Batch p, int64_t splits, cudaStream_t stream) {
 // checked element-wise steps before, padding had gained from 1000 per element
 // copied, and against a run of 4 per lane from 450; sessions 15 and 16.) With
 // fewer multiply-adds in all it lost more (session 15, H200: 511^3 x 6 0.0647
-// against 0.0605, 380x300x250 x 20 0.0724 against 0.0420).
+// against 0.0605, 380x300x250 x 20 0.0724 against 0.0420). A batch with both
+// operands off 16 bytes can pad before the rules pick its tiles instead
+// (SgemmBatch): 2049^3 x 2, padded there, gained 7% (session 36).
 cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kMinPaddedMacs = int64_t{1} << 31;
   constexpr int64_t kMinMacsPerCopied = 512;
@@ -870,51 +927,9 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   }
   // Where B's rows stay off 16 bytes, the blocks can add into C realigned.
   if (realignable && !pad_b && !p.VectorB()) pad_c = false;
-  if (!(pad_a || pad_b || pad_c)) return SgemmWarpTiledStrip(p, splits, stream);
-  const int64_t rows_a = p.count * p.m, rows_b = p.count * p.k;
-  const int64_t floats_a = pad_a ? rows_a * RoundUp(p.k, 4) : 0;
-  const int64_t floats_b = pad_b ? rows_b * RoundUp(p.n, 4) : 0;
-  const int64_t floats_c = pad_c ? p.count * p.m * RoundUp(p.n, 4) : 0;
-  cudaMemPool_t pool = nullptr;
-  void* scratch = nullptr;
-  if (ScratchPool(&pool) != cudaSuccess ||
-      cudaMallocFromPoolAsync(&scratch,
-                              (floats_a + floats_b + floats_c) * sizeof(float),
-                              pool, stream) != cudaSuccess) {
-    cudaGetLastError();  // not the caller's error: run unpadded
-    return SgemmWarpTiledStrip(p, splits, stream);
-  }
-  Batch padded = p;
-  float* const scratch_a = static_cast<float*>(scratch);
-  float* const scratch_b = scratch_a + floats_a;
-  float* const scratch_c = scratch_b + floats_b;
-  // The first pad also zeros a padded C, which the split K adds into.
-  int64_t zero_words = floats_c / 4;
-  cudaError_t error = cudaSuccess;
-  if (pad_a) {
-    error = PadRows(rows_a, p.k, scratch_a, &padded.a, &padded.lda, scratch_c,
-                    zero_words, stream);
-    padded.stride_a = p.m * padded.lda;
-    zero_words = 0;
-  }
-  if (pad_b && !error) {
-    error = PadRows(rows_b, p.n, scratch_b, &padded.b, &padded.ldb, scratch_c,
-                    zero_words, stream);
-    padded.stride_b = p.k * padded.ldb;
-  }
-  if (pad_c) {
-    padded.c = scratch_c;
-    padded.ldc = RoundUp(p.n, 4);
-    padded.stride_c = p.m * padded.ldc;
-    padded.c_zeroed = pad_a || pad_b;
-  }
-  if (!error) error = SgemmWarpTiledStrip(padded, splits, stream);
-  if (pad_c && !error) {
-    error =
-        UnpadRows(p.count * p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
-  }
-  const cudaError_t freed = cudaFreeAsync(scratch, stream);
-  return error ? error : freed;
+  return SgemmPadded(p, pad_a, pad_b, pad_c, stream, [&](const Batch& padded) {
+    return SgemmWarpTiledStrip(padded, splits, stream);
+  });
 }
 
 // Small-tile shapes: <tile, thread tile, K step, blocks per SM>. Four 16 x 16
@@ -1637,6 +1652,37 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
                        p.c + inner.m * p.ldc, stream);
 }
 
+// A batch whose A and B rows both start off 16 bytes copies both into padded
+// rows first, each as one matrix of all its problems, so that every rule
+// below takes it as a batch on 16 bytes (bulk copies, and whole 64s apart from
+// edges with operands that stay on 16 bytes), where it does at least
+// kMinPaddedMacs multiply-adds in all and, as a single product must, 512 per
+// element copied. (SgemmWarpTiled pads batches the rules give 64-wide tiles,
+// copying only the operand off 16 bytes, where that is one element per 1500
+// multiply-adds.) Measured on an H100 against the batch unpadded (ms,
+// docs/benchmarks.md, session 36): 2049^3 x 2 0.7713 against 0.8294, 2047^3
+// x 2 0.7171 against 0.7837, 2049x1025x2049 x 2 0.4045 against 0.4383, 1537^3
+// x 2 0.3891 against 0.3977, 1538^3 x 2 (8-byte pairs) 0.3891 against 0.3970,
+// 1025^3 x 4 0.2340 against 0.2420. From 500 per element copied it was mixed:
+// 1001^3 x 8 0.3907 against 0.4009, 1001x4001x1001 x 2 0.4051 against 0.4256,
+// but 963x1001x967 x 5 (482) 0.2995 against 0.2572; with fewer it lost: 901^3 x
+// 5 (450) 0.2696 against 0.2340, 777^3 x 10 (388) 0.3191 against 0.2998. With
+// fewer multiply-adds in all it lost too: 1002^3 x 2 0.1136 against 0.1061,
+// 703^3 x 2 0.0856 against 0.0515. Padding A alone lost (1200x1201x1200 x 4,
+// 1200 per element copied, 0.3508 against 0.3347).
+cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
+  constexpr double kMinPaddedMacs = 4294967296.0;  // 2^32
+  constexpr double kMinMacsPerCopied = 512;
+  const double macs = static_cast<double>(p.m) * p.n * p.k * p.count;
+  const double copied = static_cast<double>(p.count) * p.k * (p.m + p.n);
+  const bool pad = p.count > 1 && !p.VectorA() && !p.VectorB() &&
+                   p.stride_a == p.m * p.lda && p.stride_b == p.k * p.ldb &&
+                   macs >= kMinPaddedMacs && macs >= kMinMacsPerCopied * copied;
+  return SgemmPadded(p, pad, pad, false, stream, [&](const Batch& padded) {
+    return SgemmBatchEdges(padded, stream);
+  });
+}
+
 }  // namespace
 
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
@@ -1694,7 +1740,7 @@ cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
   const int64_t side = std::max(m, n);
   if (side <= PerWarp::kTile) return SgemmSmallProblems(p, stream);
-  return SgemmBatchEdges(p, stream);
+  return SgemmBatch(p, stream);
 }
 
 // A grouped launch takes 64 x 128 warp tiles where they average at least this

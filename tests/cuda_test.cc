@@ -352,10 +352,14 @@ INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
                          BatchTestName);
 
 // Large batches whose rows are off 16 bytes copy them into padded rows first,
-// as one matrix of all the problems, where that is at most one element copied
-// per 1500 multiply-adds: A (K 1023) of 8 problems with N 2048.
+// as one matrix of all the problems: in 64-wide tiles, where that is at most
+// one element copied per 1500 multiply-adds (A, K 1023, of 8 problems with N
+// 2048); and before any rule picks tiles, where both A and B are off 16
+// bytes, from 2^32 multiply-adds and 512 per element copied (5 of 1025 x 1001
+// x 1027: 5.27e9 and 513; the whole 64s then apart from their edges).
 INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{136, 1023, 2048}, 8, 0}),
+                         ::testing::Values(BatchCase{{136, 1023, 2048}, 8, 0},
+                                           BatchCase{{1025, 1001, 1027}, 5, 0}),
                          BatchTestName);
 
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
