@@ -883,15 +883,12 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   constexpr double kMinPaddedCMacs = 1e8;
   if (p.k > INT_MAX / 2) return SgemmWarpTiledShaped(p, stream);
   int64_t unsplit = 0, splits = 1;
-  // Whether the split blocks can add into C realigned (LaunchWarpTiled): in
-  // unchecked steps (a tile fits inside C) on parts of K from
-  // kMinRealignedK.
+  // Whether the split blocks can add into C realigned (AddsRealigned).
   bool realignable = false;
   if (cudaError_t error = WithWarpTiledShape(p, [&](auto shape) {
         using S = decltype(shape);
         const cudaError_t error = PlanSplits<S>(p, &unsplit, &splits);
-        realignable = p.m >= S::kBlockM && p.n >= S::kBlockN &&
-                      PartK<S>(p.k, splits) >= kMinRealignedK;
+        realignable = AddsRealigned<S>(p, PartK<S>(p.k, splits));
         return error;
       })) {
     return error;

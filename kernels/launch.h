@@ -440,6 +440,23 @@ constexpr bool kWholeK =
 // 511^3 x 30 0.2067 against 0.2134, 1001^3 0.0624 against 0.0630.
 inline constexpr int64_t kMinRealignedK = 256;
 
+// Whether blocks of shape S can run p's K steps unchecked where A's or B's
+// rows are off 16 bytes: the last tile row and column move inward to end at
+// the matrix's edges (kShiftEdges in sgemm_warp_tiled.cuh), so a tile must
+// fit inside it.
+template <typename S>
+bool UncheckedSteps(const Batch& p) {
+  return p.m >= S::kBlockM && p.n >= S::kBlockN;
+}
+
+// Whether the split blocks of shape S, in parts of k_per_split of K, add into
+// C's rows off 16 bytes realigned (LaunchWarpTiled): in unchecked steps, from
+// kMinRealignedK.
+template <typename S>
+bool AddsRealigned(const Batch& p, int64_t k_per_split) {
+  return UncheckedSteps<S>(p) && k_per_split >= kMinRealignedK;
+}
+
 // Launches the warp-tiled kernel of shape S over the batch p: tiles_m x
 // tiles_n tiles of each problem, K in `splits` parts of k_per_split (a
 // multiple of S::kBlockK; with kSplitK, C holds zeros or partial sums), 16-byte

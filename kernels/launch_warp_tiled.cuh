@@ -169,7 +169,7 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
       // Split K into C's rows off 16 bytes (B's too, in a packed batch),
       // realigned in parts of K from kMinRealignedK.
       if constexpr (kSplitK && kWhole) {
-        if (width_b != 4 && !p.VectorC() && k_per_split >= kMinRealignedK) {
+        if (width_b != 4 && !p.VectorC() && AddsRealigned<S>(p, k_per_split)) {
           kernel = LaunchKernel<S, kA, 1, true, false, true, true>;
           if constexpr (kPairsOfB<S>) {
             if (width_b == 2)
@@ -192,10 +192,8 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
         return with_width_a(integral_constant<int, 1>{});
     }
   };
-  // Unchecked steps element by element need the edge tiles to fit inside
-  // the matrix (kShiftEdges in sgemm_warp_tiled.cuh).
   if constexpr (!kPersistent) {
-    if (p.m >= S::kBlockM && p.n >= S::kBlockN) return launch(std::true_type{});
+    if (UncheckedSteps<S>(p)) return launch(std::true_type{});
   }
   return launch(std::false_type{});
 }
