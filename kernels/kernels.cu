@@ -1660,10 +1660,11 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
 // docs/benchmarks.md, session 36): 2049^3 x 2 0.7713 against 0.8294, 2047^3
 // x 2 0.7171 against 0.7837, 2049x1025x2049 x 2 0.4045 against 0.4383, 1537^3
 // x 2 0.3891 against 0.3977, 1538^3 x 2 (8-byte pairs) 0.3891 against 0.3970,
-// 1025^3 x 4 0.2340 against 0.2420. From 500 per element copied it was mixed:
-// 1001^3 x 8 0.3907 against 0.4009, 1001x4001x1001 x 2 0.4051 against 0.4256,
-// but 963x1001x967 x 5 (482) 0.2995 against 0.2572; with fewer it lost: 901^3 x
-// 5 (450) 0.2696 against 0.2340, 777^3 x 10 (388) 0.3191 against 0.2998. With
+// 1025^3 x 4 0.2340 against 0.2420; 1025x1001x1027 x 5 (513) lost 1.4% (0.2879
+// against 0.2839). Below 512 per element copied it was mixed: 1001^3 x 8 (500)
+// 0.3907 against 0.4009, 1001x4001x1001 x 2 (500) 0.4051 against 0.4256, but
+// 963x1001x967 x 5 (482) 0.2995 against 0.2572; with fewer it lost: 901^3 x 5
+// (450) 0.2696 against 0.2340, 777^3 x 10 (388) 0.3191 against 0.2998. With
 // fewer multiply-adds in all it lost too: 1002^3 x 2 0.1136 against 0.1061,
 // 703^3 x 2 0.0856 against 0.0515. Padding A alone lost (1200x1201x1200 x 4,
 // 1200 per element copied, 0.3508 against 0.3347).
