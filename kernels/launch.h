@@ -78,6 +78,12 @@ struct Batch {
   int WidthA() const { return PieceWidth(a, lda, stride_a, k); }
   int WidthB() const { return PieceWidth(b, ldb, stride_b, n); }
   bool Vectorized() const { return VectorOperands() && VectorC(); }
+  // A's (B's, C's) problems lie one after another: one matrix of count * m
+  // (count * k, count * m) rows, which pads or zeros in one pass.
+  bool OneMatrixA() const { return count == 1 || stride_a == m * lda; }
+  bool OneMatrixB() const { return count == 1 || stride_b == k * ldb; }
+  bool OneMatrixC() const { return count == 1 || stride_c == m * ldc; }
+  double MultiplyAdds() const { return static_cast<double>(m) * n * k * count; }
   // Every row of A and of B starts on a 128-byte line.
   bool OperandsOnLines() const {
     auto on_lines = [&](const float* base, int64_t pitch, int64_t stride) {
