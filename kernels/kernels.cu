@@ -1519,10 +1519,26 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // 0.2208 against 0.2061; with C on 16 bytes, from 34% slower to 27% faster
 // (400x401x400 x 6 0.0427 against 0.0319, 300x301x300 x 20 0.0377 against
 // 0.0519) over 21 batches, no rule found.
+//
+// Where K passes kMaxQuadWholeK they are not taken: there the tiles the other
+// rules give (K split, or 128 x 128 ones) led. Measured on an H100 against the
+// four-warp tiles (ms, docs/benchmarks.md, session 37): 700x3001x350 x 3 0.1106
+// against 0.1911, 450x3001x450 x 5 0.1945 against 0.2462, 600x2500x601 x 4
+// 0.2240 against 0.2662, 330x2001x330 x 12 0.1812 against 0.2141, 513x2100x517
+// x 5 0.1985 against 0.2293, 318x2001x318 x 16 0.1937 against 0.2150,
+// 511x2047x511 x 6 0.1592 against 0.1771, 1001x4001x1001 x 2 0.4140 against
+// 0.4244; even at 800x3001x802 x 3 and 900x3700x901 x 2. With shorter K they
+// led or measured even: 300x1000x301 x 12 0.0890 against 0.0996, 300x1300x301 x
+// 12 0.1126 against 0.1197, 513x1100x517 x 5 0.1215 against 0.1257; even from
+// 1400 to 1800 (1001x1800x1001 x 2, 900x1700x901 x 2, 400x1700x401 x 8); behind
+// only at 450x1501x450 x 5 (0.1278 against 0.1140) and 600x1300x601 x 4 (0.1423
+// against 0.1322), where 300x1300x301 x 12 led.
+constexpr int64_t kMaxQuadWholeK = 2000;
+
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   *quad = false;
-  if (p.count == 1 || p.VectorC()) return cudaSuccess;
+  if (p.count == 1 || p.VectorC() || p.k > kMaxQuadWholeK) return cudaSuccess;
   int64_t sms = 0, slots = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&slots)) {

@@ -622,7 +622,9 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // SM where A's rows go element by element (450 x 451 x 450 x 7, 448 blocks;
 // 1001 x 100 x 1001 x 2 with gaps of 1, 512), and as the whole 64s of 450 x
 // 451 x 450 x 10 (448 x 448, 490 blocks) beside the strips of its last two
-// rows and columns.
+// rows and columns. Not with K past 2000: 700 x 3001 x 350 x 3 (198 blocks of
+// them before) takes 64 x 128 tiles with K split in 4 parts of 752, added into
+// C's rows realigned.
 INSTANTIATE_TEST_SUITE_P(QuadTilesWholeK, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{450, 451, 450}, 5, 0},
                                            BatchCase{{318, 318, 318}, 16, 0},
@@ -632,7 +634,8 @@ INSTANTIATE_TEST_SUITE_P(QuadTilesWholeK, GpuBatchedSgemm,
                                            BatchCase{{302, 303, 302}, 16, 1},
                                            BatchCase{{450, 451, 450}, 7, 0},
                                            BatchCase{{1001, 100, 1001}, 2, 1},
-                                           BatchCase{{450, 451, 450}, 10, 0}),
+                                           BatchCase{{450, 451, 450}, 10, 0},
+                                           BatchCase{{700, 3001, 350}, 3, 0}),
                          BatchTestName);
 
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
