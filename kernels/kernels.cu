@@ -1532,7 +1532,7 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // 12 0.1126 against 0.1197, 513x1100x517 x 5 0.1215 against 0.1257; even from
 // 1400 to 1800 (1001x1800x1001 x 2, 900x1700x901 x 2, 400x1700x401 x 8); behind
 // only at 450x1501x450 x 5 (0.1278 against 0.1140) and 600x1300x601 x 4 (0.1423
-// against 0.1322), where 300x1300x301 x 12 led.
+// against 0.1322), though 300x1300x301 x 12 led with them at that K.
 constexpr int64_t kMaxQuadWholeK = 2000;
 
 template <typename S>
