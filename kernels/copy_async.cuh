@@ -67,6 +67,26 @@ __device__ inline void CopyPieceAsync(float* dst, const float* matrix,
   }
 }
 
+// Copies the kWidth floats at global `src` (on 4 * kWidth bytes) to shared
+// `dst` (likewise) where `copy`, else reads and writes nothing.
+template <int kWidth>
+__device__ inline void CopyPieceAsyncIf(float* dst, const float* src,
+                                        bool copy) {
+  static_assert(kWidth == 1 || kWidth == 2 || kWidth == 4, "a copy's width");
+  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (kWidth == 4) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
+        "@p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(shared),
+        "l"(src), "r"(static_cast<int>(copy)));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n"
+        "@p cp.async.ca.shared.global [%0], [%1], %3;\n}\n" ::"r"(shared),
+        "l"(src), "r"(static_cast<int>(copy)), "n"(4 * kWidth));
+  }
+}
+
 __device__ inline void CopyAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }

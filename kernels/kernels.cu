@@ -1494,7 +1494,10 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // (WarpTiledQuadFew) in place of the tiles WithWarpTiledShape gives it (from
 // the 64-wide shape S): where they fill from three blocks to every two SMs up
 // to one round, and in place of 128 x 128 tiles only where A's rows go element
-// by element (as the four-warp tiles copy them; the 128 x 128 ones copy pairs).
+// by element (as the four-warp tiles copy them; the 128 x 128 ones copy pairs),
+// and those tiles run two to an SM, or one (their copies interleaved) where the
+// four-warp blocks come to at most three on an SM and K is at most
+// kMaxQuadOverBigK.
 // The 64-wide tiles, about half as many, would fill under two thirds of a round
 // with K whole, or split it and add into C in padded rows or four atomics a
 // run. cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450
@@ -1509,9 +1512,10 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // 701^3 x 3 (0.0674 against 0.0664), 600x601x602 x 3 (0.0569 against 0.0562)
 // and x 5 (0.0710 against 0.0692) and 703^3 x 2 (0.0517 against 0.0493; 0.0515
 // against 0.0505 in a second call). In place of 128 x 128 tiles one to an SM, A
-// element by element: 1001^3 x 2 0.1138 against 0.1178, the whole 64s of
-// 450x451x450 x 7 0.0550 against 0.0673, 330x331x330 x 12 0.0410 against
-// 0.0417. Scratch builds that forced the choice (same session) measured where
+// element by element, before those interleaved their copies: 1001^3 x 2 0.1138
+// against 0.1178, the whole 64s of 450x451x450 x 7 0.0550 against 0.0673,
+// 330x331x330 x 12 0.0410 against 0.0417. Scratch builds that forced the
+// choice (same session) measured where
 // the rule keeps them out: A in pairs in place of 128 x 128 tiles, 1002^3 x 2
 // 0.1111 against 0.1063 (but 550x250x550 x 4 0.0299 against 0.0316); fewer
 // blocks, 450x451x450 x 3 (192) 0.0336 against 0.0305; past the round, 511^3 x
@@ -1535,6 +1539,19 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // against 0.1322), though 300x1300x301 x 12 led with them at that K.
 constexpr int64_t kMaxQuadWholeK = 2000;
 
+// With their copies interleaved (session 38), the 128 x 128 tiles one to an SM
+// led where the four-warp blocks come to four on an SM, or K passes 512, and
+// trailed where those come to at most three and K is short. Measured on an H200
+// against the four-warp tiles (ms, docs/benchmarks.md, session 38): four on an
+// SM, 1001^3 x 2 0.1064 against 0.1134, 901^3 x 2 0.0974 against 0.1034,
+// 600x601x602 x 4 0.0645 against 0.0701, 330x331x330 x 12 0.0397 against
+// 0.0408, 1001x501x1001 x 2 0.0595 against 0.0614 (but 200x201x202 x 30 0.0276
+// against 0.0272); three with K past 512, the whole 512s of 513x515x517 x 5
+// 0.0612 against 0.0624; three with K at most 512, the whole 448s of
+// 450x451x450 x 7 0.0624 against 0.0543, 420x421x422 x 8 0.0497 against
+// 0.0420-0.0456 (400x401x402 x 8 and 390x391x392 x 8 even).
+constexpr int64_t kMaxQuadOverBigK = 512;
+
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   *quad = false;
@@ -1548,7 +1565,11 @@ cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   if (2 * tiles < 3 * sms || tiles > slots) return cudaSuccess;
   BigTiles big = BigTiles::kNone;
   if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
-  *quad = big == BigTiles::kNone || p.WidthA() == 1;
+  const bool few_and_short =
+      CeilDiv(tiles, sms) < WarpTiledQuadFew::kMinBlocksPerSm &&
+      p.k <= kMaxQuadOverBigK;
+  *quad = big == BigTiles::kNone ||
+          (p.WidthA() == 1 && (big == BigTiles::kTwoPerSm || few_and_short));
   return cudaSuccess;
 }
 

@@ -405,30 +405,71 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const float* b_whole =
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
-  auto copy_whole = [&](int stage) {
+  // kInterleaved (the 128 x 128 tiles one to an SM, copied by cp.async in
+  // unchecked steps): a step's copies go out in kCopyParts parts, one every
+  // kPartGap K indices of the step computed meanwhile, rather than all before
+  // it; where `live` is false (the ring's last steps) they copy nothing. All at
+  // once, they filled the copy queue of the SM's eight warps: Nsight Compute on
+  // an H200 at 1001^3 x 2 (docs/benchmarks.md, session 38), stalls per issued
+  // instruction on long scoreboard (address registers rewritten while a queued
+  // copy had yet to read them) 0.25 against 0.04 for the bulk copies at 1000^3
+  // x 2, on LG throttle 0.11 against 0, on MIO throttle 0.09 against 0.02.
+  // Measured on an H200 against all at once (ms): 1002^3 x 2 0.0996 against
+  // 0.1054, 1001^3 x 2 0.1063 against 0.1149, 1001x4001x1001 x 2 0.3847
+  // against 0.4186, 900x3700x901 x 2 0.3298 against 0.3543, 380x300x250 x 20
+  // 0.0354 against 0.0379; parts 2 K indices apart gained less (0.0994,
+  // 0.1084, 0.3942, 0.3344, 0.0358), 8 apart about as much but at 900x3700x901
+  // x 2 (0.3381). In the 128 x 128 tiles two to an SM they lost 0.5% (1001^3 x
+  // 4 0.2065 against 0.2054).
+  constexpr bool kInterleaved = !kBulk && !kPersistent && kWholeSteps &&
+                                S::kBlockM == 128 && S::kBlockN == 128 &&
+                                S::kMinBlocksPerSm == 1;
+  constexpr int kCopyParts = 4;
+  constexpr int kPartGap = 4;
+  // Copies part `part` of `parts` of the step (its copy rows of A and B in
+  // that share) into `stage`, where `live`; the last part moves on a step.
+  auto copy_whole_part = [&](int stage, int part, int parts, bool live) {
     float* a_stage = shared + stage * S::kStageFloats;
     float* b_stage = a_stage + S::kFloatsA;
+    auto copy_piece = [&](auto width, float* dst, const float* matrix,
+                          const float* src) {
+      constexpr int kWidth = decltype(width)::value;
+      if constexpr (kInterleaved) {
+        CopyPieceAsyncIf<kWidth>(dst, src, live);
+      } else {
+        CopyPieceAsync<kWidth>(dst, matrix, src, kWidth);
+      }
+    };
+    using WidthA = std::integral_constant<int, kWidthA>;
+    using WidthB = std::integral_constant<int, kWidthB>;
 #pragma unroll
-    for (int r = 0; r < kCopiesA; ++r) {
+    for (int r = part * kCopiesA / parts; r < (part + 1) * kCopiesA / parts;
+         ++r) {
 #pragma unroll
       for (int c = 0; c < kColsA; ++c) {
-        CopyPieceAsync<kWidthA>(
+        copy_piece(
+            WidthA(),
             &a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col + c * kSpanA], a,
-            a_whole(r) + c * kSpanA, kWidthA);
+            a_whole(r) + c * kSpanA);
       }
     }
 #pragma unroll
-    for (int r = 0; r < kCopiesB; ++r) {
+    for (int r = part * kCopiesB / parts; r < (part + 1) * kCopiesB / parts;
+         ++r) {
 #pragma unroll
       for (int c = 0; c < kColsB; ++c) {
-        CopyPieceAsync<kWidthB>(
+        copy_piece(
+            WidthB(),
             &b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col + c * kSpanB], b,
-            b_whole + r * kRowsB * ldb + c * kSpanB, kWidthB);
+            b_whole + r * kRowsB * ldb + c * kSpanB);
       }
     }
-    a_src += S::kBlockK;
-    b_whole += S::kBlockK * ldb;
+    if (part + 1 == parts) {
+      a_src += S::kBlockK;
+      b_whole += S::kBlockK * ldb;
+    }
   };
+  auto copy_whole = [&](int stage) { copy_whole_part(stage, 0, 1, true); };
   auto copy_checked = [&](int stage) {
     float* a_stage = shared + stage * S::kStageFloats;
     float* b_stage = a_stage + S::kFloatsA;
@@ -515,7 +556,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   };
 
   float acc[8][S::kLaneN] = {};
-  auto compute_step = [&](int stage) {
+  // Computes the step in `stage`, calling between(kq) before K index kq.
+  auto compute_step = [&](int stage, auto between) {
     const float* a_stage = shared + stage * S::kStageFloats;
     const float* b_stage = a_stage + S::kFloatsA;
     using FragK = typename FloatVector<S::kFragK>::Type;
@@ -543,6 +585,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       read_b(0, 0);
 #pragma unroll
       for (int kq = 0; kq < S::kBlockK; ++kq) {
+        between(kq);
         const int group = kq / S::kFragK;
         if (kq + 1 < S::kBlockK) {
           if ((kq + 1) % S::kFragK == 0) read_a((group + 1) % 2, kq + 1);
@@ -561,6 +604,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         }
 #pragma unroll
         for (int q = 0; q < S::kFragK; ++q) {
+          between(kk + q);
           float b_frag[S::kLaneN];
 #pragma unroll
           for (int h = 0; h < S::kRunsN; ++h) {
@@ -726,7 +770,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         __syncthreads();
         copy_next((stage + S::kStages - 1) % S::kStages);
         CopyAsyncCommit();
-        compute_step(stage);
+        compute_step(stage, [](int) {});
         stage = stage + 1 == S::kStages ? 0 : stage + 1;
       }
       // Opaque sizes: held across the loop, the tile's output addresses and
@@ -777,7 +821,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       __syncthreads();
       const int ahead = s + S::kStages - 1;
       if (tid == 0 && ahead < steps) copy_bulk(ahead);
-      compute_step(s % S::kStages);
+      compute_step(s % S::kStages, [](int) {});
     }
     store_tile(c, m, n, ldc);
 #endif  // __CUDA_ARCH__ >= 900
@@ -800,9 +844,20 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       // refills, has been read by all.
       __syncthreads();
       const int ahead = s + S::kStages - 1;
-      if (ahead < steps) copy_step(ahead % S::kStages);
-      CopyAsyncCommit();
-      compute_step(s % S::kStages);
+      if constexpr (kInterleaved) {
+        const bool live = ahead < steps;
+        compute_step(s % S::kStages, [&](int kq) {
+          if (kq % kPartGap == 0 && kq / kPartGap < kCopyParts) {
+            copy_whole_part(ahead % S::kStages, kq / kPartGap, kCopyParts,
+                            live);
+          }
+        });
+        CopyAsyncCommit();
+      } else {
+        if (ahead < steps) copy_step(ahead % S::kStages);
+        CopyAsyncCommit();
+        compute_step(s % S::kStages, [](int) {});
+      }
     }
     if (kRealignC ||
         (kSplitK && kShiftEdges && shift_cols % 4 != 0 && ldc % 4 == 0 &&

@@ -420,7 +420,9 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // 250 with B's rows off 16 bytes, and 2 of 1001 x 101 x 1000 with A's element
 // by element (C on 16 bytes: with C off them, and A element by element, such
 // batches take four-warp 64 x 64 tiles, QuadTilesWholeK).
-// Those run one block to an SM, and so do batches whose 128 x 128 tiles fill
+// Those run one block to an SM, their steps' copies interleaved with the step
+// before (K of 21, the first step's remainder alone, and of 33, a remainder
+// and one whole step), and so do batches whose 128 x 128 tiles fill
 // one such round while their 64-wide ones would split K: 2 of 1000 x 800 x
 // 1000 on the 16-byte path. On 16 bytes, batches whose 128 x 128 tiles pad C
 // no more than the 64-wide ones and fill their rounds as well, from 1.75
@@ -435,7 +437,9 @@ INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
                                            BatchCase{{256, 256, 256}, 30, 0},
                                            BatchCase{{380, 300, 250}, 20, 0},
                                            BatchCase{{1000, 800, 1000}, 2, 0},
-                                           BatchCase{{1001, 101, 1000}, 2, 0}),
+                                           BatchCase{{1001, 101, 1000}, 2, 0},
+                                           BatchCase{{1001, 21, 1000}, 2, 0},
+                                           BatchCase{{1001, 33, 1000}, 2, 0}),
                          BatchTestName);
 
 // Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
@@ -619,12 +623,15 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // blocks, which split K in 6 parts before; 318^3 x 16, 400; 800 x 801 x 802 x
 // 3, 507; 700 x 301 x 350 x 3, 198), both element by element (511^3 x 6, 384;
 // 302 x 303 x 302 x 16 with gaps of 1), in place of 128 x 128 tiles one to an
-// SM where A's rows go element by element (450 x 451 x 450 x 7, 448 blocks;
-// 1001 x 100 x 1001 x 2 with gaps of 1, 512), and as the whole 64s of 450 x
-// 451 x 450 x 10 (448 x 448, 490 blocks) beside the strips of its last two
-// rows and columns. Not with K past 2000: 700 x 3001 x 350 x 3 (198 blocks of
-// them before) takes 64 x 128 tiles with K split in 4 parts of 752, added into
-// C's rows realigned.
+// SM where A's rows go element by element, the blocks come to at most three on
+// an SM and K is at most 512 (the whole 64s of 450 x 451 x 450 x 7, 343
+// blocks), and as the whole 64s of 450 x 451 x 450 x 10 (448 x 448, 490
+// blocks) beside the strips of its last two rows and columns. Not with four
+// blocks on an SM where 128 x 128 tiles one to an SM would take the batch:
+// 1001 x 100 x 1001 x 2 with gaps of 1 (512 blocks before) takes those,
+// element by element. Nor with K past 2000: 700 x 3001 x 350 x 3 (198 blocks
+// of them before) takes 64 x 128 tiles with K split in 4 parts of 752, added
+// into C's rows realigned.
 INSTANTIATE_TEST_SUITE_P(QuadTilesWholeK, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{450, 451, 450}, 5, 0},
                                            BatchCase{{318, 318, 318}, 16, 0},
