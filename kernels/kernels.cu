@@ -1497,7 +1497,9 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // by element (as the four-warp tiles copy them; the 128 x 128 ones copy pairs),
 // and those tiles run two to an SM, or one (their copies interleaved) where the
 // four-warp blocks come to at most three on an SM and K is at most
-// kMaxQuadOverBigK.
+// kMaxQuadOverBigK. Where C's rows lie on 16 bytes, only with A's element by
+// element: in place of 64-wide tiles where the four-warp blocks come to four on
+// some SM, and of 128 x 128 tiles one to an SM as above.
 // The 64-wide tiles, about half as many, would fill under two thirds of a round
 // with K whole, or split it and add into C in padded rows or four atomics a
 // run. cuBLAS's strided batch takes 64 x 64 tiles of four warps for 450x451x450
@@ -1552,10 +1554,26 @@ constexpr int64_t kMaxQuadWholeK = 2000;
 // 0.0420-0.0456 (400x401x402 x 8 and 390x391x392 x 8 even).
 constexpr int64_t kMaxQuadOverBigK = 512;
 
+// With C's rows on 16 bytes and A's element by element, measured on an H200
+// against the tiles before (ms, docs/benchmarks.md, session 38): in place of
+// 64-wide tiles, four on an SM, 300x301x300 x 20 0.0374 against 0.0513, x 16
+// 0.0371 against 0.0406-0.0446, 300x601x300 x 20 0.0697 against 0.0925,
+// 300x1001x300 x 20 0.1098 against 0.1458; at most three, behind at 300x301x300
+// x 12 (0.0336 against 0.0310), 320x321x320 x 12, 512x511x512 x 6, 520x521x520
+// x 4, 600x601x600 x 3, 640x641x640 x 3 and 700x701x700 x 2 (by 7-22%), even at
+// 500x501x500 x 5. In place of 128 x 128 tiles one to an SM, three on an SM
+// with K short, 200x201x200 x 20 0.0249 against 0.0262, 440x441x440 x 8 0.0426
+// against 0.0488; four, behind at 1000x1001x1000 x 2 (0.1095 against 0.0992),
+// 240x241x240 x 30, 256x257x256 x 30, 360x361x360 x 12 and 768x767x768 x 3 (by
+// 5-12%).
+
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   *quad = false;
-  if (p.count == 1 || p.VectorC() || p.k > kMaxQuadWholeK) return cudaSuccess;
+  if (p.count == 1 || p.k > kMaxQuadWholeK ||
+      (p.VectorC() && p.WidthA() != 1)) {
+    return cudaSuccess;
+  }
   int64_t sms = 0, slots = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&slots)) {
@@ -1565,11 +1583,17 @@ cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   if (2 * tiles < 3 * sms || tiles > slots) return cudaSuccess;
   BigTiles big = BigTiles::kNone;
   if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
-  const bool few_and_short =
-      CeilDiv(tiles, sms) < WarpTiledQuadFew::kMinBlocksPerSm &&
-      p.k <= kMaxQuadOverBigK;
-  *quad = big == BigTiles::kNone ||
-          (p.WidthA() == 1 && (big == BigTiles::kTwoPerSm || few_and_short));
+  const bool four_on_an_sm =
+      CeilDiv(tiles, sms) == WarpTiledQuadFew::kMinBlocksPerSm;
+  const bool few_and_short = !four_on_an_sm && p.k <= kMaxQuadOverBigK;
+  if (p.VectorC()) {
+    *quad = big == BigTiles::kNone
+                ? four_on_an_sm
+                : big == BigTiles::kOnePerSm && few_and_short;
+  } else {
+    *quad = big == BigTiles::kNone ||
+            (p.WidthA() == 1 && (big == BigTiles::kTwoPerSm || few_and_short));
+  }
   return cudaSuccess;
 }
 

@@ -631,19 +631,20 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // 1001 x 100 x 1001 x 2 with gaps of 1 (512 blocks before) takes those,
 // element by element. Nor with K past 2000: 700 x 3001 x 350 x 3 (198 blocks
 // of them before) takes 64 x 128 tiles with K split in 4 parts of 752, added
-// into C's rows realigned.
-INSTANTIATE_TEST_SUITE_P(QuadTilesWholeK, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{450, 451, 450}, 5, 0},
-                                           BatchCase{{318, 318, 318}, 16, 0},
-                                           BatchCase{{511, 511, 511}, 6, 0},
-                                           BatchCase{{800, 801, 802}, 3, 0},
-                                           BatchCase{{700, 301, 350}, 3, 0},
-                                           BatchCase{{302, 303, 302}, 16, 1},
-                                           BatchCase{{450, 451, 450}, 7, 0},
-                                           BatchCase{{1001, 100, 1001}, 2, 1},
-                                           BatchCase{{450, 451, 450}, 10, 0},
-                                           BatchCase{{700, 3001, 350}, 3, 0}),
-                         BatchTestName);
+// into C's rows realigned. With C's rows on 16 bytes, A's element by element
+// and B's on 16 bytes: in place of 64-wide tiles where the blocks come to four
+// on an SM (300 x 301 x 300 x 20, 500 blocks), and of 128 x 128 tiles one to
+// an SM where they come to three and K is short (440 x 441 x 440 x 8, 392).
+INSTANTIATE_TEST_SUITE_P(
+    QuadTilesWholeK, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{450, 451, 450}, 5, 0}, BatchCase{{318, 318, 318}, 16, 0},
+        BatchCase{{511, 511, 511}, 6, 0}, BatchCase{{800, 801, 802}, 3, 0},
+        BatchCase{{700, 301, 350}, 3, 0}, BatchCase{{302, 303, 302}, 16, 1},
+        BatchCase{{450, 451, 450}, 7, 0}, BatchCase{{1001, 100, 1001}, 2, 1},
+        BatchCase{{450, 451, 450}, 10, 0}, BatchCase{{700, 3001, 350}, 3, 0},
+        BatchCase{{300, 301, 300}, 20, 0}, BatchCase{{440, 441, 440}, 8, 0}),
+    BatchTestName);
 
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
 // four per SM as at five, and at most three (on a GPU of 132 SMs), take four
