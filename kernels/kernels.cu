@@ -1517,14 +1517,14 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // element by element, before those interleaved their copies: 1001^3 x 2 0.1138
 // against 0.1178, the whole 64s of 450x451x450 x 7 0.0550 against 0.0673,
 // 330x331x330 x 12 0.0410 against 0.0417. Scratch builds that forced the
-// choice (same session) measured where
-// the rule keeps them out: A in pairs in place of 128 x 128 tiles, 1002^3 x 2
-// 0.1111 against 0.1063 (but 550x250x550 x 4 0.0299 against 0.0316); fewer
-// blocks, 450x451x450 x 3 (192) 0.0336 against 0.0305; past the round, 511^3 x
-// 12 (768) 0.0930 against 0.0835, 511^3 x 30 0.2313 against 0.2080, 1001^3 x 4
-// 0.2208 against 0.2061; with C on 16 bytes, from 34% slower to 27% faster
-// (400x401x400 x 6 0.0427 against 0.0319, 300x301x300 x 20 0.0377 against
-// 0.0519) over 21 batches, no rule found.
+// choice (same session) measured where the rule keeps them out: A in pairs in
+// place of 128 x 128 tiles, 1002^3 x 2 0.1111 against 0.1063 (but 550x250x550
+// x 4 0.0299 against 0.0316); fewer blocks, 450x451x450 x 3 (192) 0.0336
+// against 0.0305; past the round, 511^3 x 12 (768) 0.0930 against 0.0835,
+// 511^3 x 30 0.2313 against 0.2080, 1001^3 x 4 0.2208 against 0.2061; with C
+// on 16 bytes, from 34% slower to 27% faster (400x401x400 x 6 0.0427 against
+// 0.0319, 300x301x300 x 20 0.0377 against 0.0519) over 21 batches, no rule
+// found then (session 38's is below kMaxQuadOverBigK).
 //
 // Where K passes kMaxQuadWholeK they are not taken: there the tiles the other
 // rules give (K split, or 128 x 128 ones) led. Measured on an H100 against the
