@@ -176,12 +176,9 @@ bool SplitsWholeBatch(int64_t tiles, int64_t count, int64_t unsplit, int64_t k,
 // How many problems of the batch p (`tiles` block tiles each, on a GPU that
 // holds `slots` blocks at once) run with K whole, as UnsplitProblems and
 // SplitsWholeBatch say; the rest split K in parts of at least *min_split_k.
-// All of them where their C don't follow one another, since the splits add
-// into C zeroed by one kernel (ZeroC).
 int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
                       int64_t* min_split_k) {
   *min_split_k = kMinSplitK;
-  if (p.stride_c != p.m * p.ldc) return p.count;
   const int64_t unsplit = UnsplitProblems(tiles, p.count, p.k, slots);
   if (!SplitsWholeBatch(tiles, p.count, unsplit, p.k, slots)) return unsplit;
   *min_split_k = kMinBatchSplitK;
@@ -232,15 +229,17 @@ cudaError_t WarpTiledSplits(const Batch& p, int64_t* splits) {
   return PlanSplits<S>(p, &unsplit, splits);
 }
 
-// C = 0 for the problems of p, where they lie one after another (rows ldc
-// apart, the padding past n zeroed too).
+// C = 0 for the problems of p (rows ldc apart, the padding past n zeroed too),
+// as one matrix where they lie one after another.
 cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
   constexpr int kThreads = 256;
   constexpr int kRuns = 4;
-  const int64_t floats = p.m * p.ldc * p.count;
+  const bool one = p.OneMatrixC();
+  const int64_t floats = p.m * p.ldc * (one ? p.count : 1);
+  const int64_t blocks_each = CeilDiv(floats, kThreads * kRuns);
   return LaunchOverlapped(ZeroKernel<kThreads, kRuns>,
-                          CeilDiv(floats, kThreads * kRuns), kThreads, 0,
-                          stream, p.c, floats);
+                          blocks_each * (one ? 1 : p.count), kThreads, 0,
+                          stream, p.c, floats, p.stride_c, blocks_each);
 }
 
 // The depth of each part where K splits in `splits` in tiles of shape S (a
@@ -1034,7 +1033,7 @@ cudaError_t SgemmSmallProblems(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kShortStepsSide = 24;
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<WarpTiledSmall>(&slots)) return error;
-  if (p.OneMatrixC() && 4 * p.count < slots && p.k >= kSplitFromK) {
+  if (4 * p.count < slots && p.k >= kSplitFromK) {
     return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
   }
   if (std::max(p.m, p.n) <= SmallTile16::kTile) {
@@ -1654,6 +1653,33 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
   });
 }
 
+// Sets *fills to whether the whole 64s of a batch cut at its edges
+// (SgemmBatchEdges) fill enough of a round of 128 x 128 tiles one to an SM:
+// kMinFillVector of the SMs, counted by their area, where A's and B's rows
+// start on 16 bytes, else kMinFill counted in whole tiles. Measured on an H200
+// by area against whole tiles (ms, docs/benchmarks.md, session 39): 900^3 x 2
+// (98 of 132 SMs either way) 0.0856 against 0.0940, 900x1000x900 x 2 0.0906
+// against 0.1027, 708^3 x 3 (90.8 by area, 108 whole: not cut) 0.0741 against
+// 0.0773. Off 16 bytes the whole 64s' own plans lost where area let them in,
+// 898x900x898 x 2 (B in pairs; 98) 0.1046 against 0.0877, and won where it
+// kept them out, 576x577x578 x 4 (A element by element; 81, 100 whole) 0.0548
+// against 0.0567: kept to whole tiles. Below the line they lost with K split
+// (H200, all of C zeroed first): 513^3 x 6 (96) 0.070 against 0.063, 836^3 x
+// 2 (84.5, 98 whole) 0.092 against 0.083.
+cudaError_t InnerFills(const Batch& inner, bool* fills) {
+  constexpr double kMinFill = 0.75;
+  constexpr double kMinFillVector = 0.74;
+  constexpr double kTileArea = WarpTiledBig::kBlockM * WarpTiledBig::kBlockN;
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  *fills = inner.VectorOperands()
+               ? static_cast<double>(inner.m) * inner.n * inner.count >=
+                     kMinFillVector * kTileArea * static_cast<double>(sms)
+               : static_cast<double>(Tiles<WarpTiledBig>(inner)) >=
+                     kMinFill * static_cast<double>(sms);
+  return cudaSuccess;
+}
+
 // A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile
 // computes the whole kEdgeTiles of both as a batch of its own, and the rows
 // and columns past them as strips beside it (sgemm_strip.cuh), in place of a
@@ -1666,21 +1692,25 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
 // Wider strips lost, their kernels slower than tiles (272^3 x 37, 16 rows and
 // columns, 0.0710 against 0.0614; 333^3 x 108, 13, 0.3398 against 0.2614;
 // 136^3 x 1000, 8, 0.2604 against 0.2506; 70^3 x 2048, 6, 0.2202 against
-// 0.1812). The whole 64s keep K whole (a split adds into C zeroed as one
-// matrix, and theirs are not: WholeProblems), so they are cut off only where
-// their 128 x 128 tiles fill at least kMinFill of a round of one per SM
-// (769^3 x 3, 108 tiles on 132 SMs, 0.1117 against 0.1162; 257^3 x 3, 12,
-// 0.0233 against 0.0184 split). From half a round they lost: 644^3 x 3 (75)
-// 0.0724 against 0.0569, 772^3 x 2 (72) 0.0840 against 0.0690, 836^3 x 2 (98)
-// 0.0927 against 0.0844, 900^3 x 2 (98) 0.0963 against 0.0956; 513^3 x 6
-// (96) even. The whole 64s are at least 128 on a side and K at most INT_MAX /
-// 2, so that they take the warp-tiled kernels, which read the pitches
-// (one-tile problems' staged kernel and the register-blocked one for longer K
-// do not; 65^3 x 4096 cut measured even).
+// 0.1812). The whole 64s are cut off only where they fill a round
+// (InnerFills), and are planned as any batch, K split where the rules say so
+// (C zeroed problem by problem, ZeroC). Measured on an H200 against the plan
+// before, which kept every problem whole because their C are not one matrix,
+// and so took 128 x 128 tiles one to an SM where those fit (ms, session 39):
+// 900^3 x 5 0.1898 against 0.2196, 769^3 x 3 (four-warp tiles for 128 x 128)
+// 0.0930 against 0.1117, 1540^3 x 2 0.3450 against 0.3641, 513^3 x 30 0.2482
+// against 0.2512; 130x1000x129 x 100 lost (0.1615 against 0.1490; cuBLAS
+// 0.1789), whose strips had run on the 32 SMs that its 100 tiles one to an
+// SM left. On an H100 with K whole, from half a round they lost (644^3 x 3,
+// 75 tiles, 0.0724 against 0.0569; 772^3 x 2, 72, 0.0840 against 0.0690),
+// and 257^3 x 3 (12) 0.0233 against 0.0184. The whole 64s are at least 128
+// on a side and K at most
+// INT_MAX / 2, so that they take the warp-tiled kernels, which read the
+// pitches (one-tile problems' staged kernel and the register-blocked one for
+// longer K do not; 65^3 x 4096 cut measured even).
 cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kEdgeTile = 64;
   constexpr int64_t kMaxEdge = 4;
-  constexpr double kMinFill = 0.75;
   const int64_t rows = p.m % kEdgeTile, cols = p.n % kEdgeTile;
   Batch inner = p;
   inner.m -= rows;
@@ -1689,11 +1719,9 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
       rows > kMaxEdge || cols > kMaxEdge || rows + cols == 0) {
     return SgemmBatchTiles(p, stream);
   }
-  int64_t sms = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  if (Tiles<WarpTiledBig>(inner) < kMinFill * sms) {
-    return SgemmBatchTiles(p, stream);
-  }
+  bool fills = false;
+  if (cudaError_t error = InnerFills(inner, &fills)) return error;
+  if (!fills) return SgemmBatchTiles(p, stream);
   if (cudaError_t error = SgemmBatchTiles(inner, stream)) return error;
   if (cols > 0) {
     if (cudaError_t error = SgemmStrip(p, static_cast<int>(cols), p.b + inner.n,

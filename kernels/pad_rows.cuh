@@ -74,18 +74,22 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Zeros `count` floats at out: a block kRuns x kThreads of them, each store
-// instruction a warp's 32 consecutive floats.
+// Zeros `floats` floats at out + i * stride for each of the problems i: a
+// block kRuns x kThreads of one problem's, `blocks_each` blocks a problem,
+// each store instruction a warp's 32 consecutive floats.
 template <int kThreads, int kRuns>
 __global__ void __launch_bounds__(kThreads)
-    ZeroKernel(float* __restrict__ out, int64_t count) {
+    ZeroKernel(float* __restrict__ out, int64_t floats, int64_t stride,
+               int64_t blocks_each) {
   WaitForPriorGrid();
   AllowDependentLaunch();
-  const int64_t first = blockIdx.x * int64_t{kRuns * kThreads} + threadIdx.x;
+  out += blockIdx.x / blocks_each * stride;
+  const int64_t first =
+      blockIdx.x % blocks_each * int64_t{kRuns * kThreads} + threadIdx.x;
 #pragma unroll
   for (int r = 0; r < kRuns; ++r) {
     const int64_t i = first + r * kThreads;
-    if (i < count) out[i] = 0.0f;
+    if (i < floats) out[i] = 0.0f;
   }
 }
 

@@ -676,14 +676,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those
-// 64s are at least 128 on a side and their 128 x 128 tiles fill three
-// quarters of a GPU of 132 SMs at one per SM (99): a row and a column element
-// by element (129^3 x 100), 4 rows and 4 columns on 16 bytes with gaps of 4
-// (260 x 100 x 196 x 30, 132 x 77 x 132 x 100), 3 rows and 2 columns (131 x
-// 300 x 194), whole 64s in 64 x 64 tiles (196 x 64 x 196), columns only
-// (1024 x 1024 x 1028, whose two problems would split K uncut), rows only (258
-// x 50 x 256), and K of several chunks a warp with a remainder (132 x 1000 x
-// 130).
+// 64s are at least 128 on a side and fill three quarters of a GPU of 132 SMs
+// in 128 x 128 tiles one to an SM (99 tiles; 97.7 by area on 16 bytes): a row
+// and a column element by element (129^3 x 100), 4 rows and 4 columns on 16
+// bytes with gaps of 4 (260 x 100 x 196 x 30, 132 x 77 x 132 x 100), 3 rows
+// and 2 columns (131 x 300 x 194), whole 64s in 64 x 64 tiles (196 x 64 x
+// 196), columns only (1024 x 1024 x 1028, whose two problems would split K
+// uncut), rows only (258 x 50 x 256), and K of several chunks a warp with a
+// remainder (132 x 1000 x 130). Whole 64s of 98 tiles by area on 16 bytes
+// with gaps of 4, which split K into C zeroed problem by problem (900^3 x 2),
+// and element by element in four-warp tiles (769^3 x 3).
 INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{129, 129, 129}, 100, 1},
                                            BatchCase{{260, 100, 196}, 30, 4},
@@ -692,7 +694,9 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                                            BatchCase{{196, 64, 196}, 100, 0},
                                            BatchCase{{1024, 1024, 1028}, 2, 0},
                                            BatchCase{{258, 50, 256}, 40, 0},
-                                           BatchCase{{132, 1000, 130}, 100, 1}),
+                                           BatchCase{{132, 1000, 130}, 100, 1},
+                                           BatchCase{{900, 900, 900}, 2, 4},
+                                           BatchCase{{769, 769, 769}, 3, 0}),
                          BatchTestName);
 
 // Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
@@ -750,11 +754,13 @@ INSTANTIATE_TEST_SUITE_P(PerWarpLongK, GpuBatchedSgemm,
                          BatchTestName);
 
 // Too few problems up to 32 x 32 to fill the GPU, with K from 512: they split
-// K on warp-tiled blocks, on the 16-byte path and element-wise.
+// K on warp-tiled blocks, on the 16-byte path and element-wise, and with gaps
+// between the problems (C zeroed problem by problem).
 INSTANTIATE_TEST_SUITE_P(FewLongProblems, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{32, 4096, 32}, 1, 0},
                                            BatchCase{{16, 700, 16}, 5, 0},
-                                           BatchCase{{30, 601, 31}, 40, 0}),
+                                           BatchCase{{30, 601, 31}, 40, 0},
+                                           BatchCase{{30, 601, 31}, 40, 3}),
                          BatchTestName);
 
 // A grouped launch's problems, where their matrices start, and the plan that
