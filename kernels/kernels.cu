@@ -185,25 +185,61 @@ int64_t WholeProblems(const Batch& p, int64_t tiles, int64_t slots,
   return 0;
 }
 
+// The depth of each part where K splits in `splits` in tiles of shape S (a
+// whole number of steps; the last part may be shorter).
+template <typename S>
+int64_t PartK(int64_t k, int64_t splits) {
+  return RoundUp(CeilDiv(k, splits), S::kBlockK);
+}
+
+// How many parts K splits into for a batch's split problems (`tiles` block
+// tiles of shape S in all, on a GPU that holds `slots` at once): of the
+// counts that leave at least min_split_k of K to each (and at most
+// kMaxSplitK), the one whose rounds of blocks take least, a round taking as
+// long as its part of K and kOverheadK more (the block's start and its adds
+// into C). SplitCount's fullest rounds (a single product's rule) took many
+// short parts: 836^3 x 2 in 128 x 64 tiles split in 11 (parts of 80) where
+// this splits in 2. Measured on an H200 against SplitCount (ms,
+// docs/benchmarks.md, session 39): 836^3 x 2 0.0690 against 0.0827 (cuBLAS
+// 0.0689), 512^3 x 5 0.0422 against 0.0454, 800^3 x 2 0.0640 against 0.0660,
+// 200x1000x300 x 55 0.2170 against 0.2239, 768^3 x 2 0.0539 against 0.0534;
+// with kOverheadK 96, 768^3 x 2 (0.0595) and 640^3 x 3 (0.0514 against
+// 0.0448) lost.
+template <typename S>
+int64_t BatchSplitCount(int64_t tiles, int64_t k, int64_t slots,
+                        int64_t min_split_k) {
+  constexpr int64_t kOverheadK = 32;
+  constexpr int64_t kMostSplits = 64;
+  const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
+  const int64_t most = std::max(fewest, std::min(k / min_split_k, kMostSplits));
+  int64_t best = fewest, best_time = INT64_MAX;
+  for (int64_t s = fewest; s <= most; ++s) {
+    const int64_t part = PartK<S>(k, s);
+    const int64_t time =
+        CeilDiv(tiles * CeilDiv(k, part), slots) * (part + kOverheadK);
+    if (time < best_time) best = s, best_time = time;
+  }
+  return best;
+}
+
 // How p runs in tiles of shape S: its first *unsplit problems with K whole,
 // the rest with K in *splits parts (1: none split). A single product splits
-// as SplitCount says, a batch as WholeProblems, and the shapes that keep K
-// whole (kWholeK) not at all. The four-warp 64 x 64 tiles (WarpTiledQuad, as
-// SgemmQuadTiles plans them) split K where every problem does, but where
-// WholeProblems would split only the last problems, after a round or more of
-// whole ones, none. Measured on an H100 against the last problems split (ms,
-// docs/benchmarks.md, session 34): on 16 bytes, 272^3 x 37 0.0607 against
-// 0.0704, 192x256x192 x 100 0.0543 against 0.0623, x 90 0.0538 against 0.0565,
-// 180x256x180 x 100 0.0592 against 0.0652, 176x320x176 x 100 0.0699 against
-// 0.0778, 192x512x192 x 90 0.0968 against 0.0988; with an operand off 16
-// bytes, 190x300x191 x 80 0.0596 against 0.0741, 170x301x171 x 100 0.0670
-// against 0.0833, 170x300x170 x 150 0.0962 against 0.1062, 120x400x121 x 200
-// 0.0821 against 0.0931; with long K, 100x1000x101 x 200 0.1938 against
-// 0.1916. (Planned like the others, batches whose 128 x
-// 128 tiles filled under half a round split, though their kernel ran K whole,
-// and so padded C for nothing where its rows don't start on 16 bytes:
-// 380x300x250 x 20 0.0566 ms against 0.0412, H100, docs/benchmarks.md,
-// session 19.)
+// as SplitCount says, a batch as WholeProblems and BatchSplitCount, and the
+// shapes that keep K whole (kWholeK) not at all. The four-warp 64 x 64 tiles
+// (WarpTiledQuad, as SgemmQuadTiles plans them) split K where every problem
+// does, but where WholeProblems would split only the last problems, after a
+// round or more of whole ones, none. Measured on an H100 against the last
+// problems split (ms, docs/benchmarks.md, session 34): on 16 bytes, 272^3 x 37
+// 0.0607 against 0.0704, 192x256x192 x 100 0.0543 against 0.0623, x 90 0.0538
+// against 0.0565, 180x256x180 x 100 0.0592 against 0.0652, 176x320x176 x 100
+// 0.0699 against 0.0778, 192x512x192 x 90 0.0968 against 0.0988; with an
+// operand off 16 bytes, 190x300x191 x 80 0.0596 against 0.0741, 170x301x171 x
+// 100 0.0670 against 0.0833, 170x300x170 x 150 0.0962 against 0.1062,
+// 120x400x121 x 200 0.0821 against 0.0931; with long K, 100x1000x101 x 200
+// 0.1938 against 0.1916. (Planned like the others, batches whose 128 x 128
+// tiles filled under half a round split, though their kernel ran K whole, and
+// so padded C for nothing where its rows don't start on 16 bytes: 380x300x250 x
+// 20 0.0566 ms against 0.0412, H100, docs/benchmarks.md, session 19.)
 template <typename S>
 cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
   if constexpr (kWholeK<S>) {
@@ -218,7 +254,13 @@ cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
   *unsplit = p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
   if (std::is_same_v<S, WarpTiledQuad> && *unsplit > 0) *unsplit = p.count;
   const int64_t rest = p.count - *unsplit;
-  *splits = rest == 0 ? 1 : SplitCount(tiles * rest, p.k, slots, min_split_k);
+  if (rest == 0) {
+    *splits = 1;
+  } else if (p.count == 1) {
+    *splits = SplitCount(tiles, p.k, slots, min_split_k);
+  } else {
+    *splits = BatchSplitCount<S>(tiles * rest, p.k, slots, min_split_k);
+  }
   return cudaSuccess;
 }
 
@@ -240,13 +282,6 @@ cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
   return LaunchOverlapped(ZeroKernel<kThreads, kRuns>,
                           blocks_each * (one ? 1 : p.count), kThreads, 0,
                           stream, p.c, floats, p.stride_c, blocks_each);
-}
-
-// The depth of each part where K splits in `splits` in tiles of shape S (a
-// whole number of steps; the last part may be shorter).
-template <typename S>
-int64_t PartK(int64_t k, int64_t splits) {
-  return RoundUp(CeilDiv(k, splits), S::kBlockK);
 }
 
 // Runs p in warp-tiled blocks of shape S as planned: its first `unsplit`

@@ -316,7 +316,9 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // 450 x 451 x 450 (K in 4 parts of 128). (With more problems such batches
 // take four-warp 64 x 64 tiles and K whole: QuadTilesWholeK.) Where a
 // split batch's last 5 to 16 columns lie past a multiple of 64, they run as a
-// strip beside the rest: 2 of 1024 x 1024 x 1032 (K split in 4).
+// strip beside the rest: 2 of 1024 x 1024 x 1032 (whose 1024s then take 128 x
+// 128 tiles, K whole), and 2 of 836^3 (beside 128 x 64 tiles, K split in 2,
+// where a split count that fills the rounds took 11).
 INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
                                            BatchCase{{256, 256, 256}, 52, 0},
@@ -325,7 +327,8 @@ INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
                                            BatchCase{{510, 1023, 510}, 3, 0},
                                            BatchCase{{450, 451, 450}, 3, 0},
                                            BatchCase{{511, 511, 511}, 30, 0},
-                                           BatchCase{{1024, 1024, 1032}, 2, 0}),
+                                           BatchCase{{1024, 1024, 1032}, 2, 0},
+                                           BatchCase{{836, 836, 836}, 2, 0}),
                          BatchTestName);
 
 // Off 16 bytes, K steps run unchecked where a problem is at least a block tile
