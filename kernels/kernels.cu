@@ -1739,10 +1739,9 @@ cudaError_t InnerFills(const Batch& inner, bool* fills) {
 // SM left. On an H100 with K whole, from half a round they lost (644^3 x 3,
 // 75 tiles, 0.0724 against 0.0569; 772^3 x 2, 72, 0.0840 against 0.0690),
 // and 257^3 x 3 (12) 0.0233 against 0.0184. The whole 64s are at least 128
-// on a side and K at most
-// INT_MAX / 2, so that they take the warp-tiled kernels, which read the
-// pitches (one-tile problems' staged kernel and the register-blocked one for
-// longer K do not; 65^3 x 4096 cut measured even).
+// on a side and K at most INT_MAX / 2, so that they take the warp-tiled
+// kernels, which read the pitches (one-tile problems' staged kernel and the
+// register-blocked one for longer K do not; 65^3 x 4096 cut measured even).
 cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kEdgeTile = 64;
   constexpr int64_t kMaxEdge = 4;
