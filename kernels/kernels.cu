@@ -93,11 +93,20 @@ double RoundsFill(int64_t blocks, int64_t slots) {
 
 constexpr int64_t kMinSplitK = 64;
 
-int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots,
-                   int64_t min_split_k = kMinSplitK) {
+// The counts of parts K may split into: parts of at most kMaxSplitK and at
+// least min_split_k of K, at most kMostSplits of them (at least one count).
+struct SplitCounts {
+  int64_t fewest, most;
+};
+SplitCounts AllowedSplits(int64_t k, int64_t min_split_k) {
   constexpr int64_t kMostSplits = 64;
   const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
-  const int64_t most = std::max(fewest, std::min(k / min_split_k, kMostSplits));
+  return {fewest, std::max(fewest, std::min(k / min_split_k, kMostSplits))};
+}
+
+int64_t SplitCount(int64_t tiles, int64_t k, int64_t slots,
+                   int64_t min_split_k = kMinSplitK) {
+  const auto [fewest, most] = AllowedSplits(k, min_split_k);
   auto fill = [&](int64_t splits) { return RoundsFill(tiles * splits, slots); };
   int64_t fullest = fewest;
   for (int64_t s = fewest; s <= most; ++s) {
@@ -194,12 +203,11 @@ int64_t PartK(int64_t k, int64_t splits) {
 
 // How many parts K splits into for a batch's split problems (`tiles` block
 // tiles of shape S in all, on a GPU that holds `slots` at once): of the
-// counts that leave at least min_split_k of K to each (and at most
-// kMaxSplitK), the one whose rounds of blocks take least, a round taking as
-// long as its part of K and kOverheadK more (the block's start and its adds
-// into C). SplitCount's fullest rounds (a single product's rule) took many
-// short parts: 836^3 x 2 in 128 x 64 tiles split in 11 (parts of 80) where
-// this splits in 2. Measured on an H200 against SplitCount (ms,
+// counts AllowedSplits gives, the one whose rounds of blocks take least, a
+// round taking as long as its part of K and kOverheadK more (the block's start
+// and its adds into C). SplitCount's fullest rounds (a single product's rule)
+// took many short parts: 836^3 x 2 in 128 x 64 tiles split in 11 (parts of 80)
+// where this splits in 2. Measured on an H200 against SplitCount (ms,
 // docs/benchmarks.md, session 39): 836^3 x 2 0.0690 against 0.0827 (cuBLAS
 // 0.0689), 512^3 x 5 0.0422 against 0.0454, 800^3 x 2 0.0640 against 0.0660,
 // 200x1000x300 x 55 0.2170 against 0.2239, 768^3 x 2 0.0539 against 0.0534;
@@ -209,9 +217,7 @@ template <typename S>
 int64_t BatchSplitCount(int64_t tiles, int64_t k, int64_t slots,
                         int64_t min_split_k) {
   constexpr int64_t kOverheadK = 32;
-  constexpr int64_t kMostSplits = 64;
-  const int64_t fewest = std::max<int64_t>(1, CeilDiv(k, kMaxSplitK));
-  const int64_t most = std::max(fewest, std::min(k / min_split_k, kMostSplits));
+  const auto [fewest, most] = AllowedSplits(k, min_split_k);
   int64_t best = fewest, best_time = INT64_MAX;
   for (int64_t s = fewest; s <= most; ++s) {
     const int64_t part = PartK<S>(k, s);
