@@ -556,6 +556,30 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   };
 
   float acc[8][S::kLaneN] = {};
+  // Computes K indices [kk, kk + kFragK) of the step in a_stage and b_stage,
+  // calling between(kq) before K index kq.
+  auto compute_fragment = [&](const float* a_stage, const float* b_stage,
+                              int kk, auto between) {
+    using FragK = typename FloatVector<S::kFragK>::Type;
+    float a_frag[8][S::kFragK];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      *reinterpret_cast<FragK*>(a_frag[i]) =
+          *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kk));
+    }
+#pragma unroll
+    for (int q = 0; q < S::kFragK; ++q) {
+      between(kk + q);
+      float b_frag[S::kLaneN];
+#pragma unroll
+      for (int h = 0; h < S::kRunsN; ++h) {
+        *reinterpret_cast<float4*>(&b_frag[h * 4]) =
+            *reinterpret_cast<const float4*>(
+                &b_stage[(kk + q) * S::kBlockN + warp_col + h * S::kRunGap]);
+      }
+      OuterProduct(acc, a_frag, q, b_frag);
+    }
+  };
   // Computes the step in `stage`, calling between(kq) before K index kq.
   auto compute_step = [&](int stage, auto between) {
     const float* a_stage = shared + stage * S::kStageFloats;
@@ -596,25 +620,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     } else {
 #pragma unroll
       for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
-        float a_frag[8][S::kFragK];
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          *reinterpret_cast<FragK*>(a_frag[i]) =
-              *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kk));
-        }
-#pragma unroll
-        for (int q = 0; q < S::kFragK; ++q) {
-          between(kk + q);
-          float b_frag[S::kLaneN];
-#pragma unroll
-          for (int h = 0; h < S::kRunsN; ++h) {
-            *reinterpret_cast<float4*>(&b_frag[h * 4]) =
-                *reinterpret_cast<const float4*>(
-                    &b_stage[(kk + q) * S::kBlockN + warp_col +
-                             h * S::kRunGap]);
-          }
-          OuterProduct(acc, a_frag, q, b_frag);
-        }
+        compute_fragment(a_stage, b_stage, kk, between);
       }
     }
   };
@@ -814,14 +820,45 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     if (tid == 0) {
       for (int s = 0; s < S::kStages - 1 && s < steps; ++s) copy_bulk(s);
     }
-    for (int s = 0; s < steps; ++s) {
+    // kShortStep (the 128 x 128 tiles one to an SM): the block's last step,
+    // where its part of K ends short of a whole step, computes only the
+    // kFragK runs that hold K (past them A and B hold zeros), apart from the
+    // loop (inside it, ptxas laid out one loop body of both); short_k is its
+    // K indices, else 0. Measured on an H200 against the whole step (ms,
+    // docs/benchmarks.md, session 40): 1000^3 x 2 0.0965 against 0.0980,
+    // 1024x1000x1024 x 2 0.0931 against 0.0960, 1000x996x1000 x 2 0.0962
+    // against 0.0982. In the other bulk kernels it lost up to 5% (Nsight
+    // Compute, 700^3 x 2 in 64 x 64 tiles with K split: 40.8 us against 38.7,
+    // with fewer instructions) and gained little; in the cp.async kernels
+    // too, where it also cost spills.
+    constexpr bool kShortStep = S::kMinBlocksPerSm == 1;
+    const int short_k = kShortStep ? (k_end - k_begin) % S::kBlockK : 0;
+    // Computes the short step in `stage`.
+    auto compute_short = [&](int stage) {
+      const float* a_stage = shared + stage * S::kStageFloats;
+#pragma unroll
+      for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
+        if (kk >= short_k) break;
+        compute_fragment(a_stage, a_stage + S::kFloatsA, kk, [](int) {});
+      }
+    };
+    // Waits for step s and refills the stage of step s - 1.
+    auto next_step = [&](int s) {
       BarrierWait(&full[s % S::kStages], s / S::kStages % 2);
       // Step s - 1's stage, which the copy below refills, has been read by
       // all.
       __syncthreads();
       const int ahead = s + S::kStages - 1;
       if (tid == 0 && ahead < steps) copy_bulk(ahead);
+    };
+    const int whole_steps = short_k == 0 ? steps : steps - 1;
+    for (int s = 0; s < whole_steps; ++s) {
+      next_step(s);
       compute_step(s % S::kStages, [](int) {});
+    }
+    if (whole_steps < steps) {
+      next_step(whole_steps);
+      compute_short(whole_steps % S::kStages);
     }
     store_tile(c, m, n, ldc);
 #endif  // __CUDA_ARCH__ >= 900
