@@ -625,6 +625,17 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   };
 
+  // Computes the step in `stage` only up to the kFragK run that holds its K
+  // index length - 1 (past them A and B hold zeros).
+  auto compute_short = [&](int stage, int length) {
+    const float* a_stage = shared + stage * S::kStageFloats;
+#pragma unroll
+    for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
+      if (kk >= length) break;
+      compute_fragment(a_stage, a_stage + S::kFloatsA, kk, [](int) {});
+    }
+  };
+
   // The unsplit 16-byte store takes copies too (Unpinned) where the shape
   // leaves 128 registers a thread (two 256-thread blocks per SM): given the
   // accumulators themselves, ptxas -O1 spilled 44 bytes there and laid out
@@ -830,18 +841,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     // against 0.0982. In the other bulk kernels it lost up to 5% (Nsight
     // Compute, 700^3 x 2 in 64 x 64 tiles with K split: 40.8 us against 38.7,
     // with fewer instructions) and gained little; in the cp.async kernels
-    // too, where it also cost spills.
+    // too, where it also cost spills, but for the same tiles two to an SM
+    // (kShortFirst below).
     constexpr bool kShortStep = S::kMinBlocksPerSm == 1;
     const int short_k = kShortStep ? (k_end - k_begin) % S::kBlockK : 0;
-    // Computes the short step in `stage`.
-    auto compute_short = [&](int stage) {
-      const float* a_stage = shared + stage * S::kStageFloats;
-#pragma unroll
-      for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
-        if (kk >= short_k) break;
-        compute_fragment(a_stage, a_stage + S::kFloatsA, kk, [](int) {});
-      }
-    };
     // Waits for step s and refills the stage of step s - 1.
     auto next_step = [&](int s) {
       BarrierWait(&full[s % S::kStages], s / S::kStages % 2);
@@ -858,7 +861,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
     if (whole_steps < steps) {
       next_step(whole_steps);
-      compute_short(whole_steps % S::kStages);
+      compute_short(whole_steps % S::kStages, short_k);
     }
     store_tile(c, m, n, ldc);
 #endif  // __CUDA_ARCH__ >= 900
@@ -875,7 +878,28 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       }
       CopyAsyncCommit();
     }
-    for (int s = 0; s < steps; ++s) {
+    // kShortFirst (the 128 x 128 tiles two to an SM in unchecked steps, an
+    // operand off 16 bytes): the remainder step, which goes first, computes
+    // only the kFragK runs that hold K, apart from the loop (as kShortStep
+    // above). Measured on an H200 against the whole step (ms,
+    // docs/benchmarks.md, session 41): 1001^3 x 4 0.1974 against 0.2055,
+    // 1002^3 x 4 0.1879 against 0.1973, 999^3 x 4 0.1963 against 0.2051. One
+    // to an SM (copies interleaved) it lost: 1001^3 x 2 0.1088 against
+    // 0.1062, 1001x101x1000 x 2 0.0258 against 0.0218. With both operands on
+    // 16 bytes (where bulk copies are not built) it spilled 24 bytes.
+    constexpr bool kShortFirst = kWholeSteps && !kInterleaved &&
+                                 !(kVectorA && kVectorB) && S::kBlockM == 128 &&
+                                 S::kBlockN == 128 && S::kMinBlocksPerSm == 2;
+    int first = 0;
+    if (kShortFirst && has_remainder) {
+      CopyAsyncWait<S::kStages - 2>();
+      __syncthreads();
+      if (S::kStages - 1 < steps) copy_step((S::kStages - 1) % S::kStages);
+      CopyAsyncCommit();
+      compute_short(0, (k_end - k_begin) % S::kBlockK);
+      first = 1;
+    }
+    for (int s = first; s < steps; ++s) {
       CopyAsyncWait<S::kStages - 2>();
       // Step s is visible to all, and step s - 1's stage, which the copy below
       // refills, has been read by all.

@@ -430,20 +430,22 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // 1000 on the 16-byte path. On 16 bytes, batches whose 128 x 128 tiles pad C
 // no more than the 64-wide ones and fill their rounds as well, from 1.75
 // rounds, take them two to an SM (bulk copies): 120 of 256 x 64 x 256, and of
-// 200 x 36 x 252 (edge tiles, a K remainder).
-INSTANTIATE_TEST_SUITE_P(BigTiles, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{256, 100, 256}, 65, 0},
-                                           BatchCase{{256, 64, 256}, 120, 0},
-                                           BatchCase{{200, 36, 252}, 120, 0},
-                                           BatchCase{{250, 100, 250}, 65, 0},
-                                           BatchCase{{200, 33, 200}, 65, 1},
-                                           BatchCase{{256, 256, 256}, 30, 0},
-                                           BatchCase{{380, 300, 250}, 20, 0},
-                                           BatchCase{{1000, 800, 1000}, 2, 0},
-                                           BatchCase{{1001, 101, 1000}, 2, 0},
-                                           BatchCase{{1001, 21, 1000}, 2, 0},
-                                           BatchCase{{1001, 33, 1000}, 2, 0}),
-                         BatchTestName);
+// 200 x 36 x 252 (edge tiles, a K remainder). Two to an SM off 16 bytes, in
+// unchecked steps, the remainder step, which goes first, computes only the
+// runs of 4 that hold K: 29 of 32 at 1001 x 1021 x 1003 x 4 (element by
+// element), 26 at 1002 x 1018 x 1002 x 4 (in pairs); both take those tiles
+// (Nsight Compute on an H200).
+INSTANTIATE_TEST_SUITE_P(
+    BigTiles, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{256, 100, 256}, 65, 0}, BatchCase{{256, 64, 256}, 120, 0},
+        BatchCase{{200, 36, 252}, 120, 0}, BatchCase{{250, 100, 250}, 65, 0},
+        BatchCase{{200, 33, 200}, 65, 1}, BatchCase{{256, 256, 256}, 30, 0},
+        BatchCase{{380, 300, 250}, 20, 0}, BatchCase{{1000, 800, 1000}, 2, 0},
+        BatchCase{{1001, 101, 1000}, 2, 0}, BatchCase{{1001, 21, 1000}, 2, 0},
+        BatchCase{{1001, 33, 1000}, 2, 0}, BatchCase{{1001, 1021, 1003}, 4, 0},
+        BatchCase{{1002, 1018, 1002}, 4, 0}),
+    BatchTestName);
 
 // Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
 // not a multiple of 32, or problems 4 elements apart beyond their size) take
