@@ -883,7 +883,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     // only the kFragK runs that hold K, apart from the loop (as kShortStep
     // above). Measured on an H200 against the whole step (ms,
     // docs/benchmarks.md, session 41): 1001^3 x 4 0.1974 against 0.2055,
-    // 1002^3 x 4 0.1879 against 0.1973, 999^3 x 4 0.1963 against 0.2051. One
+    // 1002^3 x 4 0.1878 against 0.1972, 999^3 x 4 0.1964 against 0.2051. One
     // to an SM (copies interleaved) it lost: 1001^3 x 2 0.1088 against
     // 0.1062, 1001x101x1000 x 2 0.0258 against 0.0218. With both operands on
     // 16 bytes (where bulk copies are not built) it spilled 24 bytes.
