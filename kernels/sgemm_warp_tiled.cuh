@@ -303,12 +303,18 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       static_cast<int>(k - k_begin < k_per_split ? k : k_begin + k_per_split);
   const int steps = (k_end - k_begin + S::kBlockK - 1) / S::kBlockK;
 
-  // This thread's copies: pieces of A at rows a_row + r * kRowsA (r <
-  // kCopiesA) and columns a_col + c * kSpanA (c < kColsA) of the step, each
-  // kWidthA elements (a 16-byte run, a pair or one element); B's likewise.
-  // Element by element, 32 lanes cross a row of B and 256 / kBlockK a row of
-  // A's step, so that a thread holds few row offsets (16 lanes across A's
-  // 32-wide steps of 128 x 128 tiles spilled); with steps of 8, kBlockK lanes
+  // This thread's copies: pieces of A at rows a_row + r * kRowsA (r < kCopiesA)
+  // and columns a_col + c * kSpanA (c < kColsA) of the step, each kWidthA
+  // elements (a 16-byte run, a pair or one element); B's likewise. Element by
+  // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
+  // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
+  // 128 x 128 tiles spilled); in those tiles one to an SM (kRowPerWarpA), whose
+  // lanes have registers to spare, a warp crosses each row of A's step: a copy
+  // reads 128 bytes of one row and writes 32 consecutive floats, with no bank
+  // conflicts. Measured on an H200 against 8 lanes a row (ms,
+  // docs/benchmarks.md, session 41): 1001^3 x 2 0.1015 against 0.1063,
+  // 1001x4001x1001 x 2 0.3635 against 0.3849, 901^3 x 2 0.0928 against 0.0978,
+  // 1000x1001x1000 x 2 0.0974 against 0.0990. With steps of 8, kBlockK lanes
   // cross A's row, and where the block's warps don't divide the step's rows of
   // B (three warps of 96 x 96 tiles), a row of B takes the whole block.
   // Measured on an H100 against a run of 4 per lane copied element by element,
@@ -323,7 +329,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2 0.1057 against 0.1079. The
   // sources advance one step at a time.
   const int tid = threadIdx.x;
-  constexpr int kLanesA = S::kBlockK < 16 ? S::kBlockK : 256 / S::kBlockK;
+  constexpr bool kRowPerWarpA = kWidthA == 1 && S::kMinBlocksPerSm == 1 &&
+                                S::kBlockK == 32 && S::kBlockM == 128;
+  constexpr int kLanesA = kRowPerWarpA      ? 32
+                          : S::kBlockK < 16 ? S::kBlockK
+                                            : 256 / S::kBlockK;
   constexpr int kSpanA = kVectorA || kWidthA * kLanesA > S::kBlockK
                              ? S::kBlockK
                              : kWidthA * kLanesA;
