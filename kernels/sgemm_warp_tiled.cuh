@@ -900,22 +900,28 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     constexpr bool kShortFirst = kWholeSteps && !kInterleaved &&
                                  !(kVectorA && kVectorB) && S::kBlockM == 128 &&
                                  S::kBlockN == 128 && S::kMinBlocksPerSm == 2;
-    int first = 0;
-    if (kShortFirst && has_remainder) {
+    // Waits for step s, which is then visible to all, and (but with
+    // kInterleaved) copies step s + kStages - 1 into the stage of step s - 1,
+    // which all have read.
+    auto next_step = [&](int s) {
       CopyAsyncWait<S::kStages - 2>();
       __syncthreads();
-      if (S::kStages - 1 < steps) copy_step((S::kStages - 1) % S::kStages);
-      CopyAsyncCommit();
+      if constexpr (!kInterleaved) {
+        const int ahead = s + S::kStages - 1;
+        if (ahead < steps) copy_step(ahead % S::kStages);
+        CopyAsyncCommit();
+      }
+    };
+    int first = 0;
+    if (kShortFirst && has_remainder) {
+      next_step(0);
       compute_short(0, (k_end - k_begin) % S::kBlockK);
       first = 1;
     }
     for (int s = first; s < steps; ++s) {
-      CopyAsyncWait<S::kStages - 2>();
-      // Step s is visible to all, and step s - 1's stage, which the copy below
-      // refills, has been read by all.
-      __syncthreads();
-      const int ahead = s + S::kStages - 1;
+      next_step(s);
       if constexpr (kInterleaved) {
+        const int ahead = s + S::kStages - 1;
         const bool live = ahead < steps;
         compute_step(s % S::kStages, [&](int kq) {
           if (kq % kPartGap == 0 && kq / kPartGap < kCopyParts) {
@@ -925,8 +931,6 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         });
         CopyAsyncCommit();
       } else {
-        if (ahead < steps) copy_step(ahead % S::kStages);
-        CopyAsyncCommit();
         compute_step(s % S::kStages, [](int) {});
       }
     }
