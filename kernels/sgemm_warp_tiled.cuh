@@ -308,29 +308,30 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // elements (a 16-byte run, a pair or one element); B's likewise. Element by
   // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
   // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
-  // 128 x 128 tiles spilled); in those tiles one to an SM (kRowPerWarpA), whose
-  // lanes have registers to spare, a warp crosses each row of A's step: a copy
-  // reads 128 bytes of one row and writes 32 consecutive floats, with no bank
-  // conflicts. Measured on an H200 against 8 lanes a row (ms,
-  // docs/benchmarks.md, session 41): 1001^3 x 2 0.1015 against 0.1063,
-  // 1001x4001x1001 x 2 0.3635 against 0.3849, 901^3 x 2 0.0928 against 0.0978,
-  // 1000x1001x1000 x 2 0.0974 against 0.0990. With steps of 8, kBlockK lanes
-  // cross A's row, and where the block's warps don't divide the step's rows of
-  // B (three warps of 96 x 96 tiles), a row of B takes the whole block.
-  // Measured on an H100 against a run of 4 per lane copied element by element,
-  // which read each sector four times over and wrote shared memory with bank
-  // conflicts (ms, docs/benchmarks.md, session 16): 503^3 x 100 0.6816 against
-  // 0.7402 (504^3 x 100, 16-byte: 0.6003), 333^3 x 108 0.2815 against 0.3045,
-  // 257^3 x 44 0.0832 against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3
-  // 0.0725 against 0.0764. By pairs, as many lanes cross a row of A (or half
-  // the step, where that is fewer) and of B (or the whole row) as element by
-  // element. Measured on an H100 against 4 lanes across A's row, in two calls
-  // (ms, docs/benchmarks.md, session 30): 510^3 x 30 0.2040 against 0.2121,
-  // 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2 0.1057 against 0.1079. The
-  // sources advance one step at a time.
+  // 128 x 128 tiles once spilled); in those tiles a warp now crosses each row
+  // of A's step (kRowPerWarpA), without spills: a copy reads 128 bytes of one
+  // row and writes 32 consecutive floats, with no bank conflicts. Measured on
+  // an H200 against 8 lanes a row (ms, docs/benchmarks.md), one to an SM
+  // (session 41): 1001^3 x 2 0.1015 against 0.1063, 1001x4001x1001 x 2 0.3635
+  // against 0.3849, 901^3 x 2 0.0928 against 0.0978, 1000x1001x1000 x 2 0.0974
+  // against 0.0990; two to an SM (session 42): 1001^3 x 4 0.1932 against
+  // 0.1970, x 8 0.3786 against 0.3853, 1001x1021x1003 x 4 0.1967 against
+  // 0.2024. With steps of 8, kBlockK lanes cross A's row, and where the block's
+  // warps don't divide the step's rows of B (three warps of 96 x 96 tiles), a
+  // row of B takes the whole block. Measured on an H100 against a run of 4 per
+  // lane copied element by element, which read each sector four times over and
+  // wrote shared memory with bank conflicts (ms, docs/benchmarks.md, session
+  // 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x 100, 16-byte: 0.6003),
+  // 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832 against 0.1007, 777^3
+  // x 10 0.3333 against 0.3599, 1023^3 0.0725 against 0.0764. By pairs, as many
+  // lanes cross a row of A (or half the step, where that is fewer) and of B (or
+  // the whole row) as element by element. Measured on an H100 against 4 lanes
+  // across A's row, in two calls (ms, docs/benchmarks.md, session 30): 510^3 x
+  // 30 0.2040 against 0.2121, 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2
+  // 0.1057 against 0.1079. The sources advance one step at a time.
   const int tid = threadIdx.x;
-  constexpr bool kRowPerWarpA = kWidthA == 1 && S::kMinBlocksPerSm == 1 &&
-                                S::kBlockK == 32 && S::kBlockM == 128;
+  constexpr bool kRowPerWarpA = kWidthA == 1 && S::kBlockK == 32 &&
+                                S::kBlockM == 128 && S::kBlockN == 128;
   constexpr int kLanesA = kRowPerWarpA      ? 32
                           : S::kBlockK < 16 ? S::kBlockK
                                             : 256 / S::kBlockK;
@@ -522,8 +523,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       copy_checked(stage);
     }
   };
-  // kWholeSteps: the last K positions, past the whole steps, with checks.
-  const bool has_remainder = (k_end - k_begin) % S::kBlockK != 0;
+  // The K positions past the block's whole steps (kWholeSteps: copied with
+  // checks).
+  const int remainder = (k_end - k_begin) % S::kBlockK;
+  const bool has_remainder = remainder != 0;
   auto copy_remainder = [&](int stage) {
     const int skip = (steps - 1) * S::kBlockK;
     const float* const whole_a = a_src;
@@ -854,7 +857,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     // too, where it also cost spills, but for the same tiles two to an SM
     // (kShortFirst below).
     constexpr bool kShortStep = S::kMinBlocksPerSm == 1;
-    const int short_k = kShortStep ? (k_end - k_begin) % S::kBlockK : 0;
+    const int short_k = kShortStep ? remainder : 0;
     // Waits for step s and refills the stage of step s - 1.
     auto next_step = [&](int s) {
       BarrierWait(&full[s % S::kStages], s / S::kStages % 2);
@@ -915,7 +918,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     int first = 0;
     if (kShortFirst && has_remainder) {
       next_step(0);
-      compute_short(0, (k_end - k_begin) % S::kBlockK);
+      compute_short(0, remainder);
       first = 1;
     }
     for (int s = first; s < steps; ++s) {
