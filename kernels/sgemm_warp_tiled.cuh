@@ -81,6 +81,19 @@ struct WarpTiledShape {
                                     kFloatsA * 4 % 128 == 0;
 };
 
+// The least gap between rows `pitch` floats long that puts pieces `span`
+// floats wide of consecutive rows of the gap in disjoint banks, as many as a
+// 128-byte access holds (the gap times the pitch an odd multiple of the span,
+// modulo 32 banks); 1 where a piece fills the banks.
+__host__ __device__ constexpr int DisjointRowGap(int pitch, int span) {
+  if (span >= 32) return 1;
+  int gap = 1;
+  while (gap * pitch % 32 % span != 0 || gap * pitch % 32 / span % 2 == 0) {
+    ++gap;
+  }
+  return gap;
+}
+
 // The tensors of A and B that a kernel with bulk copies reads (kernel
 // parameters, each a box of one K step of a block tile), and nothing for the
 // others.
@@ -353,8 +366,27 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                     S::kBlockM % kRowsA == 0 && S::kBlockK % kRowsB == 0 &&
                     S::kBlockK % kSpanA == 0 && S::kBlockN % kSpanB == 0,
                 "every thread copies whole columns of pieces");
-  const int a_row = tid / (kSpanA / kWidthA);
-  const int a_col = tid % (kSpanA / kWidthA) * kWidthA;
+  // Element by element, the rows of A that one warp's copy writes lie
+  // kRowGapA apart, in disjoint banks, where the block's warps divide into
+  // such gaps (else next to each other, where rows kPitchA floats apart
+  // overlap some banks: two writes a bank). Measured on an H200 against rows
+  // next to each other (ms, docs/benchmarks.md, session 42): 511^3 x 6 0.0497
+  // against 0.0503, 700x701x702 x 3 0.0630 against 0.0640, 450x451x450 x 5
+  // 0.0440 against 0.0444, SGEMM 1001^3 0.0614 against 0.0624; within 0.5%
+  // elsewhere (777^3 x 10 0.3001 against 0.2994). With pairs and 16-byte runs
+  // too, mixed: 1002^3 x 4 0.1850 against 0.1877, 1002^3 x 2 0.1007 against
+  // 0.1000.
+  constexpr int kLanesRowA = kSpanA / kWidthA;
+  constexpr int kWarpRowsA = 32 / kLanesRowA;
+  constexpr int kGapA = DisjointRowGap(S::kPitchA, kSpanA);
+  constexpr int kRowGapA =
+      kWidthA == 1 && S::kThreads / 32 % kGapA == 0 ? kGapA : 1;
+  const int a_row = kRowGapA == 1
+                        ? tid / kLanesRowA
+                        : tid / 32 / kRowGapA * kWarpRowsA * kRowGapA +
+                              tid / 32 % kRowGapA +
+                              tid % 32 / kLanesRowA * kRowGapA;
+  const int a_col = tid % kLanesRowA * kWidthA;
   const int b_row = tid / (kSpanB / kWidthB);
   const int b_col = tid % (kSpanB / kWidthB) * kWidthB;
   const float* a_src = a + (block_row + a_row) * lda + k_begin + a_col;
