@@ -375,7 +375,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 0.0440 against 0.0444, SGEMM 1001^3 0.0614 against 0.0624; within 0.5%
   // elsewhere (777^3 x 10 0.3001 against 0.2994). With pairs and 16-byte runs
   // too, mixed: 1002^3 x 4 0.1850 against 0.1877, 1002^3 x 2 0.1007 against
-  // 0.1000.
+  // 0.1000. At a gap of 1, a_row is written tid / kLanesRowA, as before: with
+  // the general form (the same rows) the SASS of 223 other kernels moved, and
+  // 1002^3 x 2 with it to 0.1011.
   constexpr int kLanesRowA = kSpanA / kWidthA;
   constexpr int kWarpRowsA = 32 / kLanesRowA;
   constexpr int kGapA = DisjointRowGap(S::kPitchA, kSpanA);
