@@ -84,14 +84,21 @@ struct WarpTiledShape {
 // The least gap between rows `pitch` floats long that puts pieces `span`
 // floats wide of consecutive rows of the gap in disjoint banks, as many as a
 // 128-byte access holds (the gap times the pitch an odd multiple of the span,
-// modulo 32 banks); 1 where a piece fills the banks.
-__host__ __device__ constexpr int DisjointRowGap(int pitch, int span) {
+// modulo 32 banks), and that a block of `warps` warps, each copy of theirs
+// `copies` rows, can take: the warps divide into the gap, or, in a block of
+// more than one warp, the gap into them and its multiples of them into the
+// copies. 1 where a piece fills the banks or no gap up to 32 will do.
+__host__ __device__ constexpr int DisjointRowGap(int pitch, int span, int warps,
+                                                 int copies) {
   if (span >= 32) return 1;
-  int gap = 1;
-  while (gap * pitch % 32 % span != 0 || gap * pitch % 32 / span % 2 == 0) {
-    ++gap;
+  for (int gap = 2; gap <= 32; ++gap) {
+    const int shift = gap * pitch % 32;
+    const bool disjoint = shift % span == 0 && shift / span % 2 == 1;
+    const bool taken = warps % gap == 0 || (warps > 1 && gap % warps == 0 &&
+                                            copies % (gap / warps) == 0);
+    if (disjoint && taken) return gap;
   }
-  return gap;
+  return 1;
 }
 
 // The tensors of A and B that a kernel with bulk copies reads (kernel
@@ -316,32 +323,33 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       static_cast<int>(k - k_begin < k_per_split ? k : k_begin + k_per_split);
   const int steps = (k_end - k_begin + S::kBlockK - 1) / S::kBlockK;
 
-  // This thread's copies: pieces of A at rows a_row + r * kRowsA (r < kCopiesA)
-  // and columns a_col + c * kSpanA (c < kColsA) of the step, each kWidthA
-  // elements (a 16-byte run, a pair or one element); B's likewise. Element by
-  // element, 32 lanes cross a row of B and 256 / kBlockK a row of A's step, so
-  // that a thread holds few row offsets (16 lanes across A's 32-wide steps of
-  // 128 x 128 tiles once spilled); in those tiles a warp now crosses each row
-  // of A's step (kRowPerWarpA), without spills: a copy reads 128 bytes of one
-  // row and writes 32 consecutive floats, with no bank conflicts. Measured on
-  // an H200 against 8 lanes a row (ms, docs/benchmarks.md), one to an SM
-  // (session 41): 1001^3 x 2 0.1015 against 0.1063, 1001x4001x1001 x 2 0.3635
-  // against 0.3849, 901^3 x 2 0.0928 against 0.0978, 1000x1001x1000 x 2 0.0974
-  // against 0.0990; two to an SM (session 42): 1001^3 x 4 0.1932 against
-  // 0.1970, x 8 0.3786 against 0.3853, 1001x1021x1003 x 4 0.1967 against
-  // 0.2024. With steps of 8, kBlockK lanes cross A's row, and where the block's
-  // warps don't divide the step's rows of B (three warps of 96 x 96 tiles), a
-  // row of B takes the whole block. Measured on an H100 against a run of 4 per
-  // lane copied element by element, which read each sector four times over and
-  // wrote shared memory with bank conflicts (ms, docs/benchmarks.md, session
-  // 16): 503^3 x 100 0.6816 against 0.7402 (504^3 x 100, 16-byte: 0.6003),
-  // 333^3 x 108 0.2815 against 0.3045, 257^3 x 44 0.0832 against 0.1007, 777^3
-  // x 10 0.3333 against 0.3599, 1023^3 0.0725 against 0.0764. By pairs, as many
-  // lanes cross a row of A (or half the step, where that is fewer) and of B (or
-  // the whole row) as element by element. Measured on an H100 against 4 lanes
-  // across A's row, in two calls (ms, docs/benchmarks.md, session 30): 510^3 x
-  // 30 0.2040 against 0.2121, 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2
-  // 0.1057 against 0.1079. The sources advance one step at a time.
+  // This thread's copies: pieces of A at rows a_row + a_copy_row(r) (r <
+  // kCopiesA) and columns a_col + c * kSpanA (c < kColsA) of the step, each
+  // kWidthA elements (a 16-byte run, a pair or one element); B's likewise.
+  // Element by element, 32 lanes cross a row of B and 256 / kBlockK a row of
+  // A's step, so that a thread holds few row offsets (16 lanes across A's
+  // 32-wide steps of 128 x 128 tiles once spilled); in those tiles a warp now
+  // crosses each row of A's step (kRowPerWarpA), without spills: a copy reads
+  // 128 bytes of one row and writes 32 consecutive floats, with no bank
+  // conflicts. Measured on an H200 against 8 lanes a row (ms,
+  // docs/benchmarks.md), one to an SM (session 41): 1001^3 x 2 0.1015 against
+  // 0.1063, 1001x4001x1001 x 2 0.3635 against 0.3849, 901^3 x 2 0.0928 against
+  // 0.0978, 1000x1001x1000 x 2 0.0974 against 0.0990; two to an SM (session
+  // 42): 1001^3 x 4 0.1932 against 0.1970, x 8 0.3786 against 0.3853,
+  // 1001x1021x1003 x 4 0.1967 against 0.2024. With steps of 8, kBlockK lanes
+  // cross A's row, and where the block's warps don't divide the step's rows of
+  // B (three warps of 96 x 96 tiles), a row of B takes the whole block.
+  // Measured on an H100 against a run of 4 per lane copied element by element,
+  // which read each sector four times over and wrote shared memory with bank
+  // conflicts (ms, docs/benchmarks.md, session 16): 503^3 x 100 0.6816 against
+  // 0.7402 (504^3 x 100, 16-byte: 0.6003), 333^3 x 108 0.2815 against 0.3045,
+  // 257^3 x 44 0.0832 against 0.1007, 777^3 x 10 0.3333 against 0.3599, 1023^3
+  // 0.0725 against 0.0764. By pairs, as many lanes cross a row of A (or half
+  // the step, where that is fewer) and of B (or the whole row) as element by
+  // element. Measured on an H100 against 4 lanes across A's row, in two calls
+  // (ms, docs/benchmarks.md, session 30): 510^3 x 30 0.2040 against 0.2121,
+  // 502^3 x 100 0.6096 against 0.6226, 1002^3 x 2 0.1057 against 0.1079. The
+  // sources advance one step at a time.
   const int tid = threadIdx.x;
   constexpr bool kRowPerWarpA = kWidthA == 1 && S::kBlockK == 32 &&
                                 S::kBlockM == 128 && S::kBlockN == 128;
@@ -367,27 +375,43 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                     S::kBlockK % kSpanA == 0 && S::kBlockN % kSpanB == 0,
                 "every thread copies whole columns of pieces");
   // Element by element, the rows of A that one warp's copy writes lie
-  // kRowGapA apart, in disjoint banks, where the block's warps divide into
-  // such gaps (else next to each other, where rows kPitchA floats apart
-  // overlap some banks: two writes a bank). Measured on an H200 against rows
-  // next to each other (ms, docs/benchmarks.md, session 42): 511^3 x 6 0.0497
-  // against 0.0503, 700x701x702 x 3 0.0630 against 0.0640, 450x451x450 x 5
-  // 0.0440 against 0.0444, SGEMM 1001^3 0.0614 against 0.0624; within 0.5%
-  // elsewhere (777^3 x 10 0.3001 against 0.2994). With pairs and 16-byte runs
-  // too, mixed: 1002^3 x 4 0.1850 against 0.1877, 1002^3 x 2 0.1007 against
+  // kRowGapA apart, in disjoint banks (else next to each other, where rows
+  // kPitchA floats apart overlap some banks: two writes a bank). Measured on
+  // an H200 against rows next to each other (ms, docs/benchmarks.md): the
+  // block's warps dividing into the gap (session 42), 511^3 x 6 0.0497 against
+  // 0.0503, 700x701x702 x 3 0.0630 against 0.0640, SGEMM 1001^3 0.0614 against
+  // 0.0624; the gap over several copies (session 43: 64 x 64 tiles of two
+  // warps, gap 4, and 96 x 96 tiles of three, gap 6), 300x301x301 x 30 0.0622
+  // against 0.0645, elsewhere within 1% (89x1x67 x 600, one step of K, 0.0198
+  // against 0.0196). One warp's 32 x 32 tiles (gap 2) measured mixed, so they
+  // keep rows next to each other: 280x281x280 x 40 0.0678 against 0.0691,
+  // 150x151x150 x 250 0.0720 against 0.0708. Pairs too in the 128 x 128 tiles
+  // two to an SM (gap 4, session 43): 1002^3 x 4 0.1849 against 0.1876, x 8
+  // 0.3642 against 0.3686, 998^3 x 4 0.1843 against 0.1869; pairs and 16-byte
+  // runs in all tiles measured mixed (session 42): 1002^3 x 2 0.1007 against
   // 0.1000. At a gap of 1, a_row is written tid / kLanesRowA, as before: with
   // the general form (the same rows) the SASS of 223 other kernels moved, and
   // 1002^3 x 2 with it to 0.1011.
   constexpr int kLanesRowA = kSpanA / kWidthA;
   constexpr int kWarpRowsA = 32 / kLanesRowA;
-  constexpr int kGapA = DisjointRowGap(S::kPitchA, kSpanA);
+  constexpr int kWarps = S::kThreads / 32;
+  constexpr bool kGapPairsA = kWidthA == 2 && S::kBlockM == 128 &&
+                              S::kBlockN == 128 && S::kMinBlocksPerSm == 2;
   constexpr int kRowGapA =
-      kWidthA == 1 && S::kThreads / 32 % kGapA == 0 ? kGapA : 1;
+      kWidthA == 1 || kGapPairsA
+          ? DisjointRowGap(S::kPitchA, kSpanA, kWarps, kCopiesA)
+          : 1;
+  // Warp w's copy r (the block's copy r * kWarps + w in turn) writes rows
+  // kRowGapA apart from a_row + a_copy_row(r).
   const int a_row = kRowGapA == 1
                         ? tid / kLanesRowA
                         : tid / 32 / kRowGapA * kWarpRowsA * kRowGapA +
                               tid / 32 % kRowGapA +
                               tid % 32 / kLanesRowA * kRowGapA;
+  auto a_copy_row = [](int r) {
+    return r * kWarps / kRowGapA * kWarpRowsA * kRowGapA +
+           r * kWarps % kRowGapA;
+  };
   const int a_col = tid % kLanesRowA * kWidthA;
   const int b_row = tid / (kSpanB / kWidthB);
   const int b_col = tid % (kSpanB / kWidthB) * kWidthB;
@@ -437,15 +461,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   int64_t a_offset[kCopiesA];
 #pragma unroll
   for (int r = 0; r < kCopiesA; ++r) {
-    const int64_t row = block_row + a_row + r * kRowsA;
+    const int64_t row = block_row + a_row + a_copy_row(r);
     a_offset[r] = ((row < m ? row : m - 1) - block_row - a_row) * lda;
   }
   auto a_whole = [&](int r) {
     if (kFewRegisters && !kShiftEdges) {
       const int64_t last = rows_left() - 1 - a_row;
-      return a_src + (r * kRowsA < last ? r * kRowsA : last) * lda;
+      return a_src + (a_copy_row(r) < last ? a_copy_row(r) : last) * lda;
     }
-    return a_src + (kShiftEdges ? r * kRowsA * lda : a_offset[r]);
+    return a_src + (kShiftEdges ? a_copy_row(r) * lda : a_offset[r]);
   };
   const float* b_whole =
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
@@ -494,8 +518,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       for (int c = 0; c < kColsA; ++c) {
         copy_piece(
             WidthA(),
-            &a_stage[(a_row + r * kRowsA) * S::kPitchA + a_col + c * kSpanA], a,
-            a_whole(r) + c * kSpanA);
+            &a_stage[(a_row + a_copy_row(r)) * S::kPitchA + a_col + c * kSpanA],
+            a, a_whole(r) + c * kSpanA);
       }
     }
 #pragma unroll
@@ -525,12 +549,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
 #pragma unroll
     for (int r = 0; r < kCopiesA; ++r) {
-      const int row = a_row + r * kRowsA;
+      const int row = a_row + a_copy_row(r);
 #pragma unroll
       for (int c = 0; c < kColsA; ++c) {
         CopyPieceAsync<kWidthA>(
             &a_stage[row * S::kPitchA + a_col + c * kSpanA], a,
-            a_src + r * kRowsA * lda + c * kSpanA,
+            a_src + a_copy_row(r) * lda + c * kSpanA,
             (kFewRegisters ? row < rows_left() : block_row + row < m)
                 ? a_length[c]
                 : 0);
