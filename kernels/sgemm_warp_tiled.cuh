@@ -495,6 +495,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                                 S::kMinBlocksPerSm == 1;
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
+  static_assert(!kInterleaved || kCopyParts * kPartGap <= S::kBlockK,
+                "every part of a step's copies goes out within the step");
   // Copies part `part` of `parts` of the step (its copy rows of A and B in
   // that share) into `stage`, where `live`; the last part moves on a step.
   auto copy_whole_part = [&](int stage, int part, int parts, bool live) {
