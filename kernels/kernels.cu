@@ -572,6 +572,16 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // (480^3 x 36 0.2060 against 0.1998, 384x768x384 x 60 0.3261 against 0.3079),
 // pad C more (448^3 x 44 0.2307 against 0.1927) or take fewer rounds (1536^3
 // x 3, 1.6 rounds, 0.5073 against 0.4795).
+// Off 16 bytes they do so too where the 64-wide tiles would split K for the
+// batch's last problems (WholeProblems) and K is under kLongSplitK. Measured
+// on an H200 against the 64-wide tiles (ms, docs/benchmarks.md, session 44),
+// 26 batches, 21 of them random: 23 ahead by 1-15% (511^3 x 30 0.2037
+// against 0.2062, 599^3 x 19 0.2340 against 0.2613, 255x257x253 x 121 0.1165
+// against 0.1306, 986x931x986 x 10 0.4165 against 0.4533), the others within
+// 0.8% (465x799x465 x 30 0.3044 against 0.3039). With K from 1085 they lost at
+// 6 of 11 (384x1130x384 x 76 0.5951 against 0.5471); where the 64-wide tiles
+// split no problem, they lost or were even (767^3 x 20 0.4374 against 0.4159,
+// 1001^3 x 8 0.3778 against 0.3775).
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
   constexpr double kMinBulkBigRounds = 1.75;
@@ -588,19 +598,21 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   const BigTiles taken =
       big_tiles <= sms ? BigTiles::kOnePerSm : BigTiles::kTwoPerSm;
-  if (p.count > 1 && p.k <= kMaxSplitK && big_tiles <= sms && tiles > sms) {
+  if (p.count > 1 && p.k <= kMaxSplitK) {
     int64_t min_split_k = 0;
-    if (WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count) {
+    const bool whole =
+        WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count;
+    if (big_tiles <= sms && tiles > sms && whole) {
       *big = taken;
       return cudaSuccess;
     }
-  }
-  if (p.count > 1 && p.k <= kMaxSplitK && p.VectorOperands() &&
-      big_tiles >= kMinBulkBigRounds * big_slots &&
-      RoundsFill(big_tiles, big_slots) >= RoundsFill(tiles, slots) &&
-      PaddedArea<WarpTiledBig>(p) <= PaddedArea<S>(p)) {
-    *big = BigTiles::kTwoPerSm;
-    return cudaSuccess;
+    if ((p.VectorOperands() || (!whole && p.k < kLongSplitK)) &&
+        big_tiles >= kMinBulkBigRounds * big_slots &&
+        RoundsFill(big_tiles, big_slots) >= RoundsFill(tiles, slots) &&
+        PaddedArea<WarpTiledBig>(p) <= PaddedArea<S>(p)) {
+      *big = BigTiles::kTwoPerSm;
+      return cudaSuccess;
+    }
   }
   const bool fill =
       RoundsFill(big_tiles, big_slots) >= kFullRounds ||

@@ -434,7 +434,9 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // unchecked steps, the remainder step, which goes first, computes only the
 // runs of 4 that hold K: 29 of 32 at 1001 x 1021 x 1003 x 4 (element by
 // element), 26 at 1002 x 1018 x 1002 x 4 (in pairs); both take those tiles
-// (Nsight Compute on an H200).
+// (Nsight Compute on an H200). Off 16 bytes, so do batches whose 64-wide tiles
+// would split K for their last problems: 121 of 255 x 257 x 253, element by
+// element.
 INSTANTIATE_TEST_SUITE_P(
     BigTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -444,7 +446,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{380, 300, 250}, 20, 0}, BatchCase{{1000, 800, 1000}, 2, 0},
         BatchCase{{1001, 101, 1000}, 2, 0}, BatchCase{{1001, 21, 1000}, 2, 0},
         BatchCase{{1001, 33, 1000}, 2, 0}, BatchCase{{1001, 1021, 1003}, 4, 0},
-        BatchCase{{1002, 1018, 1002}, 4, 0}),
+        BatchCase{{1002, 1018, 1002}, 4, 0},
+        BatchCase{{255, 257, 253}, 121, 0}),
     BatchTestName);
 
 // Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
