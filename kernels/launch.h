@@ -253,11 +253,14 @@ cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
       blocks);
 }
 
-// Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...) as a
-// programmatic dependent launch: it may be scheduled while the kernel before
-// it in the stream finishes, and waits for it (grid_dependency.cuh) before
-// touching memory. Every kernel of the automatic choice launches this way
-// (the naive, tiled and register-blocked rungs don't). Measured on an H200
+// Launches kernel<<<blocks, threads, shared_bytes, stream>>>(args...), and
+// where `overlapped`, as a programmatic dependent launch: it may be scheduled
+// while the kernel before it in the stream finishes, and waits for it
+// (grid_dependency.cuh) before touching memory. Every kernel of the automatic
+// choice launches this way (LaunchOverlapped), but the one-warp 32 x 32 tiles
+// where their grid would stack unevenly behind the one before
+// (OverlapsPriorGrid in launch_warp_tiled.cuh); the naive, tiled and
+// register-blocked rungs launch plain. Measured on an H200
 // against plain launches and C zeroed by cudaMemset2DAsync, which cannot
 // overlap (ms, docs/benchmarks.md): 256^3 0.0082 against 0.0107, 512^3 0.0124
 // against 0.0150, 1024^3 0.0558 against 0.0574, 1000x3000x777 0.1464 against
@@ -271,12 +274,12 @@ cudaError_t ResidentBlocks(int threads, int shared_bytes, int64_t* blocks) {
 // session 31), four runs of one batch: 1-19% ahead but for 318^3 x 16 (0.0479
 // against 0.0405) and 270x131x130 x 30 (0.0214 against 0.0189).
 template <typename... Params, typename... Args>
-cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
-                             int threads, int shared_bytes, cudaStream_t stream,
-                             Args... args) {
+cudaError_t Launch(bool overlapped, void (*kernel)(Params...), int64_t blocks,
+                   int threads, int shared_bytes, cudaStream_t stream,
+                   Args... args) {
   cudaLaunchAttribute overlap = {};
   overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
+  overlap.val.programmaticStreamSerializationAllowed = overlapped;
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(blocks));
   config.blockDim = dim3(threads);
@@ -285,6 +288,13 @@ cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
   config.attrs = &overlap;
   config.numAttrs = 1;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+// Launch(true, ...).
+template <typename... Params, typename... Args>
+cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
+                             int threads, int shared_bytes, cudaStream_t stream,
+                             Args... args) {
+  return Launch(true, kernel, blocks, threads, shared_bytes, stream, args...);
 }
 
 // Warp-tiled shapes, from sweeps on an H200 (docs/benchmarks.md): 64 x 128

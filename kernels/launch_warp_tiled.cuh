@@ -20,17 +20,56 @@ namespace {
 
 constexpr int kGroup = 8;
 
-// Launches `kernel` (an instance of SgemmWarpTiledKernel of shape S) over p in
+// Sets *overlapped to whether kKernel (of shape S) launches over `blocks`
+// blocks, `bytes` of dynamic shared memory each, as a programmatic dependent
+// launch (Launch in launch.h). The one-warp 32 x 32 tiles launch plain where
+// their grid fills over half of the blocks the GPU holds at once but at most
+// kMostPlainFill: the next grid's blocks, let in while this one runs, take
+// the slots it leaves free and then those its first blocks to finish free,
+// and stack unevenly on the SMs. Measured on an H200 back to back against
+// overlapped launches (ms, docs/benchmarks.md, session 44; 2112 blocks at
+// once, 16 an SM; means of two rounds): 270x131x130 x 30 (1350 blocks) 0.0192
+// against 0.0214, 200x131x130 x 40 (1400) 0.0192 against 0.0220, 160^3 x 60
+// (1500) 0.0199 against 0.0221, 530x251x260 x 10 (1530) 0.0305 against
+// 0.0336, and with the rule set, three fresh batches: 310x121x140 x 30 (1500)
+// 0.0181 against 0.0198, 260x131x130 x 33 (1485) 0.0199 against 0.0217,
+// 150x151x150 x 60 (1500) 0.0218 against 0.0236. With more blocks, launched
+// plain, they lost: 330x131x130 x 30 (1650) 0.0231 against 0.0229, 72^3 x 200
+// (1800) 0.0145 against 0.0140, 300x101x150 x 40 (2000) 0.0209 against
+// 0.0197. Other tiles launched plain over half a round and in one were mostly
+// behind (318^3 x 16 0.0396 against 0.0391, 512^3 x 6 0.0437 against 0.0427;
+// 450x451x450 x 5 0.0431 against 0.0444).
+template <typename S, auto kKernel>
+cudaError_t OverlapsPriorGrid(int64_t blocks, int bytes, bool* overlapped) {
+  constexpr double kMostPlainFill = 0.75;
+  *overlapped = true;
+  if constexpr (S::kThreads == 32) {
+    int64_t slots = 0;
+    if (cudaError_t error =
+            ResidentBlocks<kKernel>(S::kThreads, bytes, &slots)) {
+      return error;
+    }
+    *overlapped = 2 * blocks <= slots || blocks > kMostPlainFill * slots;
+  }
+  return cudaSuccess;
+}
+
+// Launches kKernel (an instance of SgemmWarpTiledKernel of shape S) over p in
 // `blocks` blocks with `bytes` of dynamic shared memory.
-template <typename S, typename Kernel, bool kBulk>
-cudaError_t LaunchOver(Kernel kernel, const Batch& p, int64_t blocks, int bytes,
+template <typename S, auto kKernel, bool kBulk>
+cudaError_t LaunchOver(const Batch& p, int64_t blocks, int bytes,
                        int64_t tiles_m, int64_t tiles_n, int64_t splits,
                        int64_t k_per_split, const BulkMaps<kBulk>& maps,
                        cudaStream_t stream) {
-  return LaunchOverlapped(kernel, blocks, S::kThreads, bytes, stream, p.m, p.n,
-                          p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b,
-                          p.c, p.ldc, p.stride_c, tiles_m, tiles_n, splits,
-                          k_per_split, p.count, maps);
+  bool overlapped = true;
+  if (cudaError_t error =
+          OverlapsPriorGrid<S, kKernel>(blocks, bytes, &overlapped)) {
+    return error;
+  }
+  return Launch(overlapped, kKernel, blocks, S::kThreads, bytes, stream, p.m,
+                p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, p.c,
+                p.ldc, p.stride_c, tiles_m, tiles_n, splits, k_per_split,
+                p.count, maps);
 }
 
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, bool kPersistent,
@@ -54,8 +93,8 @@ cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     }
     blocks = std::min(blocks, resident);
   }
-  return LaunchOver<S>(kKernel, p, blocks, S::kSharedBytes, tiles_m, tiles_n,
-                       splits, k_per_split, BulkMaps<false>(), stream);
+  return LaunchOver<S, kKernel>(p, blocks, S::kSharedBytes, tiles_m, tiles_n,
+                                splits, k_per_split, BulkMaps<false>(), stream);
 }
 
 // Launches the kernel of shape S with bulk copies over p (every row of A and
@@ -98,8 +137,8 @@ cudaError_t LaunchBulk(const Batch& p, int64_t tiles_m, int64_t tiles_n,
     return error;
   }
   *launched = true;
-  return LaunchOver<S>(kKernel, p, blocks, static_cast<int>(bytes), tiles_m,
-                       tiles_n, splits, k_per_split, maps, stream);
+  return LaunchOver<S, kKernel>(p, blocks, static_cast<int>(bytes), tiles_m,
+                                tiles_n, splits, k_per_split, maps, stream);
 }
 
 // Launches the grouped kernel of shape S, pieces kWidth wide.
