@@ -24,21 +24,21 @@ constexpr int kGroup = 8;
 // blocks, `bytes` of dynamic shared memory each, as a programmatic dependent
 // launch (Launch in launch.h). The one-warp 32 x 32 tiles launch plain where
 // their grid fills over half of the blocks the GPU holds at once but at most
-// kMostPlainFill: the next grid's blocks, let in while this one runs, take
-// the slots it leaves free and then those its first blocks to finish free,
-// and stack unevenly on the SMs. Measured on an H200 back to back against
-// overlapped launches (ms, docs/benchmarks.md, session 44; 2112 blocks at
-// once, 16 an SM; means of two rounds): 270x131x130 x 30 (1350 blocks) 0.0192
-// against 0.0214, 200x131x130 x 40 (1400) 0.0192 against 0.0220, 160^3 x 60
-// (1500) 0.0199 against 0.0221, 530x251x260 x 10 (1530) 0.0305 against
-// 0.0336, and with the rule set, three fresh batches: 310x121x140 x 30 (1500)
-// 0.0181 against 0.0198, 260x131x130 x 33 (1485) 0.0199 against 0.0217,
-// 150x151x150 x 60 (1500) 0.0218 against 0.0236. With more blocks, launched
-// plain, they lost: 330x131x130 x 30 (1650) 0.0231 against 0.0229, 72^3 x 200
-// (1800) 0.0145 against 0.0140, 300x101x150 x 40 (2000) 0.0209 against
-// 0.0197. Other tiles launched plain over half a round and in one were mostly
-// behind (318^3 x 16 0.0396 against 0.0391, 512^3 x 6 0.0437 against 0.0427;
-// 450x451x450 x 5 0.0431 against 0.0444).
+// kMostPlainFill: the next grid's blocks, let in while this one runs, take the
+// slots it leaves free and then those its first blocks to finish free, and
+// stack unevenly on the SMs. Measured on an H200 back to back against
+// overlapped launches (ms, docs/benchmarks.md, session 44; means of two rounds;
+// the GPU holds 2112 of these blocks at once, 16 an SM, by the batches the rule
+// switched): 270x131x130 x 30 (1350 blocks) 0.0192 against 0.0214, 200x131x130
+// x 40 (1400) 0.0192 against 0.0220, 160^3 x 60 (1500) 0.0199 against 0.0221,
+// 530x251x260 x 10 (1530) 0.0305 against 0.0336, and with the rule set, three
+// fresh batches: 310x121x140 x 30 (1500) 0.0181 against 0.0198, 260x131x130 x
+// 33 (1485) 0.0199 against 0.0217, 150x151x150 x 60 (1500) 0.0218 against
+// 0.0236. With more blocks, launched plain, they lost: 330x131x130 x 30 (1650)
+// 0.0231 against 0.0229, 72^3 x 200 (1800) 0.0145 against 0.0140, 300x101x150 x
+// 40 (2000) 0.0209 against 0.0197. Other tiles launched plain over half a round
+// and in one were mostly behind (318^3 x 16 0.0396 against 0.0391, 512^3 x 6
+// 0.0437 against 0.0427; 450x451x450 x 5 0.0431 against 0.0444).
 template <typename S, auto kKernel>
 cudaError_t OverlapsPriorGrid(int64_t blocks, int bytes, bool* overlapped) {
   constexpr double kMostPlainFill = 0.75;
