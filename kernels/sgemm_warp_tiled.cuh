@@ -653,43 +653,97 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       OuterProduct(acc, a_frag, q, b_frag);
     }
   };
+  // kReadAhead: A's fragment at K indices [kq, kq + kFragK) read into frag,
+  // and B's at K index kq.
+  auto read_a = [&](float(&frag)[8][S::kFragK], const float* a_stage, int kq) {
+    using FragK = typename FloatVector<S::kFragK>::Type;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      *reinterpret_cast<FragK*>(frag[i]) =
+          *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kq));
+    }
+  };
+  auto read_b = [&](float(&frag)[S::kLaneN], const float* b_stage, int kq) {
+#pragma unroll
+    for (int h = 0; h < S::kRunsN; ++h) {
+      *reinterpret_cast<float4*>(&frag[h * 4]) =
+          *reinterpret_cast<const float4*>(
+              &b_stage[kq * S::kBlockN + warp_col + h * S::kRunGap]);
+    }
+  };
+  // Computes the step in a_stage and b_stage from fragments read one K index
+  // ahead into two register sets (a_frag, b_frag), the first already in set
+  // 0, calling between(kq) before K index kq and last() before the FMAs of
+  // the last.
+  auto compute_ahead = [&](float(&a_frag)[2][8][S::kFragK],
+                           float(&b_frag)[2][S::kLaneN], const float* a_stage,
+                           const float* b_stage, auto between, auto last) {
+    static_assert(S::kBlockK % 2 == 0 && S::kBlockK / S::kFragK % 2 == 0,
+                  "a step's last K index reads set 1");
+#pragma unroll
+    for (int kq = 0; kq < S::kBlockK; ++kq) {
+      between(kq);
+      const int group = kq / S::kFragK;
+      if (kq + 1 < S::kBlockK) {
+        if ((kq + 1) % S::kFragK == 0) {
+          read_a(a_frag[(group + 1) % 2], a_stage, kq + 1);
+        }
+        read_b(b_frag[(kq + 1) % 2], b_stage, kq + 1);
+      } else {
+        last();
+      }
+      OuterProduct(acc, a_frag[group % 2], kq % S::kFragK, b_frag[kq % 2]);
+    }
+  };
+  // kReadAcross (one block to an SM, an operand copied in pairs, neither
+  // element by element): the fragments' registers last across steps, and a
+  // step's first fragments are read before the FMAs of the last K index of the
+  // step before, once the barrier has let the step in, so that those FMAs
+  // hide the barrier and the reads. Measured on an H200 against reading them
+  // after the barrier (ms, docs/benchmarks.md, session 45): both in pairs,
+  // 1002^3 x 2 0.0960 against 0.0999, 902^3 x 2 0.0877 against 0.0915,
+  // 1002x2002x1002 x 2 0.1797 against 0.1872; A alone, 1000x1002x1000 x 2
+  // 0.0947 against 0.0978; B alone, 1002x100x1002 x 2 0.0185 against 0.0188.
+  // Where the other operand went element by element it lost or tied
+  // (1001x1001x1002 x 2 0.0996 against 0.0991), and so it did in the other
+  // kernels one to an SM (1001^3 x 2 0.1055 against 0.1013, bulk copies 1000^3
+  // x 2 0.0974 against 0.0963): Nsight Compute at 1000^3 x 2 put short
+  // scoreboard stalls at 10.3% of the warps' cycles against 15.7%, but
+  // dispatch stalls at 8.0% against 5.0%, with 321 of the loop's 2048 FFMAs
+  // reading two registers of one bank against 202 (tools/sass_loop.py).
+  constexpr bool kReadAcross = kReadAhead && S::kMinBlocksPerSm == 1 &&
+                               (kWidthA == 2 || kWidthB == 2) && kWidthA != 1 &&
+                               kWidthB != 1;
+  static_assert(!(kReadAcross && (kPersistent || kBulk)),
+                "the cp.async ring of one problem lets the next step in");
+  float a_across[2][8][S::kFragK];
+  float b_across[2][S::kLaneN];
+  auto read_first = [&](int stage) {
+    const float* a_stage = shared + stage * S::kStageFloats;
+    read_a(a_across[0], a_stage, 0);
+    read_b(b_across[0], a_stage + S::kFloatsA, 0);
+  };
   // Computes the step in `stage`, calling between(kq) before K index kq.
-  auto compute_step = [&](int stage, auto between) {
+  // With kReadAcross, its first fragments are read already, and enter_next()
+  // is called after its last reads, before the FMAs of its last K index: it
+  // lets the next step in, if any, whose first fragments are then read from
+  // the next stage of the ring. (After the last step, that stage holds a step
+  // computed before, which nothing overwrites; read conditionally, ptxas read
+  // B's first fragment again at the loop's top.)
+  auto compute_step = [&](int stage, auto between, auto enter_next) {
     const float* a_stage = shared + stage * S::kStageFloats;
     const float* b_stage = a_stage + S::kFloatsA;
-    using FragK = typename FloatVector<S::kFragK>::Type;
-    if constexpr (kReadAhead) {
-      // Register set `set` of A's fragment at K indices [kq, kq + kFragK),
-      // and of B's at K index kq.
+    if constexpr (kReadAcross) {
+      compute_ahead(a_across, b_across, a_stage, b_stage, between, [&] {
+        enter_next();
+        read_first(stage + 1 == S::kStages ? 0 : stage + 1);
+      });
+    } else if constexpr (kReadAhead) {
       float a_frag[2][8][S::kFragK];
       float b_frag[2][S::kLaneN];
-      auto read_a = [&](int set, int kq) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          *reinterpret_cast<FragK*>(a_frag[set][i]) =
-              *reinterpret_cast<const FragK*>(a_fragment(a_stage, i, kq));
-        }
-      };
-      auto read_b = [&](int set, int kq) {
-#pragma unroll
-        for (int h = 0; h < S::kRunsN; ++h) {
-          *reinterpret_cast<float4*>(&b_frag[set][h * 4]) =
-              *reinterpret_cast<const float4*>(
-                  &b_stage[kq * S::kBlockN + warp_col + h * S::kRunGap]);
-        }
-      };
-      read_a(0, 0);
-      read_b(0, 0);
-#pragma unroll
-      for (int kq = 0; kq < S::kBlockK; ++kq) {
-        between(kq);
-        const int group = kq / S::kFragK;
-        if (kq + 1 < S::kBlockK) {
-          if ((kq + 1) % S::kFragK == 0) read_a((group + 1) % 2, kq + 1);
-          read_b((kq + 1) % 2, kq + 1);
-        }
-        OuterProduct(acc, a_frag[group % 2], kq % S::kFragK, b_frag[kq % 2]);
-      }
+      read_a(a_frag[0], a_stage, 0);
+      read_b(b_frag[0], b_stage, 0);
+      compute_ahead(a_frag, b_frag, a_stage, b_stage, between, [] {});
     } else {
 #pragma unroll
       for (int kk = 0; kk < S::kBlockK; kk += S::kFragK) {
@@ -860,7 +914,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         __syncthreads();
         copy_next((stage + S::kStages - 1) % S::kStages);
         CopyAsyncCommit();
-        compute_step(stage, [](int) {});
+        compute_step(
+            stage, [](int) {}, [] {});
         stage = stage + 1 == S::kStages ? 0 : stage + 1;
       }
       // Opaque sizes: held across the loop, the tile's output addresses and
@@ -930,7 +985,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     const int whole_steps = short_k == 0 ? steps : steps - 1;
     for (int s = 0; s < whole_steps; ++s) {
       next_step(s);
-      compute_step(s % S::kStages, [](int) {});
+      compute_step(
+          s % S::kStages, [](int) {}, [] {});
     }
     if (whole_steps < steps) {
       next_step(whole_steps);
@@ -981,20 +1037,34 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       compute_short(0, remainder);
       first = 1;
     }
+    // With kReadAcross, step s + 1 is let in before the last K index of step
+    // s (kInterleaved: once step s's parts are committed).
+    auto enter_next = [&](int s) {
+      if constexpr (kInterleaved) CopyAsyncCommit();
+      if (s + 1 < steps) next_step(s + 1);
+    };
+    if (kReadAcross && first < steps) {
+      next_step(first);
+      read_first(first % S::kStages);
+    }
     for (int s = first; s < steps; ++s) {
-      next_step(s);
+      if (!kReadAcross) next_step(s);
       if constexpr (kInterleaved) {
         const int ahead = s + S::kStages - 1;
         const bool live = ahead < steps;
-        compute_step(s % S::kStages, [&](int kq) {
-          if (kq % kPartGap == 0 && kq / kPartGap < kCopyParts) {
-            copy_whole_part(ahead % S::kStages, kq / kPartGap, kCopyParts,
-                            live);
-          }
-        });
-        CopyAsyncCommit();
+        compute_step(
+            s % S::kStages,
+            [&](int kq) {
+              if (kq % kPartGap == 0 && kq / kPartGap < kCopyParts) {
+                copy_whole_part(ahead % S::kStages, kq / kPartGap, kCopyParts,
+                                live);
+              }
+            },
+            [&] { enter_next(s); });
+        if (!kReadAcross) CopyAsyncCommit();
       } else {
-        compute_step(s % S::kStages, [](int) {});
+        compute_step(
+            s % S::kStages, [](int) {}, [&] { enter_next(s); });
       }
     }
     if (kRealignC ||

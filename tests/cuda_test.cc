@@ -436,7 +436,10 @@ TEST_F(GpuTest, BatchSharingOneAMatchesTheReference) {
 // element), 26 at 1002 x 1018 x 1002 x 4 (in pairs); both take those tiles
 // (Nsight Compute on an H200). Off 16 bytes, so do batches whose 64-wide tiles
 // would split K for their last problems: 121 of 255 x 257 x 253, element by
-// element.
+// element. One to an SM with an operand in pairs and none element by element,
+// a step's first fragments are read before the last K index of the step
+// before: 2 of 1002 x 1010 x 1002 (both in pairs, a K remainder) and of 1000 x
+// 1002 x 1000 (A alone).
 INSTANTIATE_TEST_SUITE_P(
     BigTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -446,8 +449,9 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{380, 300, 250}, 20, 0}, BatchCase{{1000, 800, 1000}, 2, 0},
         BatchCase{{1001, 101, 1000}, 2, 0}, BatchCase{{1001, 21, 1000}, 2, 0},
         BatchCase{{1001, 33, 1000}, 2, 0}, BatchCase{{1001, 1021, 1003}, 4, 0},
-        BatchCase{{1002, 1018, 1002}, 4, 0},
-        BatchCase{{255, 257, 253}, 121, 0}),
+        BatchCase{{1002, 1018, 1002}, 4, 0}, BatchCase{{255, 257, 253}, 121, 0},
+        BatchCase{{1002, 1010, 1002}, 2, 0},
+        BatchCase{{1000, 1002, 1000}, 2, 0}),
     BatchTestName);
 
 // Batches whose rows start on 16 bytes but not all on 128-byte lines (K or N
