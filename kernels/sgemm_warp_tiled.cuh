@@ -701,13 +701,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // step before, once the barrier has let the step in, so that those FMAs
   // hide the barrier and the reads. Measured on an H200 against reading them
   // after the barrier (ms, docs/benchmarks.md, session 45): both in pairs,
-  // 1002^3 x 2 0.0960 against 0.0999, 902^3 x 2 0.0877 against 0.0915,
+  // 1002^3 x 2 0.0961 against 0.0999, 902^3 x 2 0.0877 against 0.0915,
   // 1002x2002x1002 x 2 0.1797 against 0.1872; A alone, 1000x1002x1000 x 2
   // 0.0947 against 0.0978; B alone, 1002x100x1002 x 2 0.0185 against 0.0188.
   // Where the other operand went element by element it lost or tied
   // (1001x1001x1002 x 2 0.0996 against 0.0991), and so it did in the other
-  // kernels one to an SM (1001^3 x 2 0.1055 against 0.1013, bulk copies 1000^3
-  // x 2 0.0974 against 0.0963): Nsight Compute at 1000^3 x 2 put short
+  // kernels one to an SM (1001^3 x 2 0.1055 against 0.1014, bulk copies 1000^3
+  // x 2 0.0974 against 0.0964): Nsight Compute at 1000^3 x 2 put short
   // scoreboard stalls at 10.3% of the warps' cycles against 15.7%, but
   // dispatch stalls at 8.0% against 5.0%, with 321 of the loop's 2048 FFMAs
   // reading two registers of one bank against 202 (tools/sass_loop.py).
