@@ -474,9 +474,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const float* b_whole =
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
-  // kInterleaved (the 128 x 128 tiles one to an SM, copied by cp.async in
-  // unchecked steps): a step's copies go out in kCopyParts parts, one every
-  // kPartGap K indices of the step computed meanwhile, rather than all before
+  // kInterleaved (the 128 x 128 tiles one to an SM, and the four-warp 64 x 64
+  // tiles with K steps of 16, copied by cp.async in unchecked steps): a step's
+  // copies go out in kCopyParts parts, one every kPartGap K indices of the
+  // step computed meanwhile from K index kFirstPart, rather than all before
   // it; where `live` is false (the ring's last steps) they copy nothing. All at
   // once, they filled the copy queue of the SM's eight warps: Nsight Compute on
   // an H200 at 1001^3 x 2 (docs/benchmarks.md, session 38), stalls per issued
@@ -490,13 +491,34 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 0.1084, 0.3942, 0.3344, 0.0358), 8 apart about as much but at 900x3700x901
   // x 2 (0.3381). In the 128 x 128 tiles two to an SM they lost 0.5% (1001^3 x
   // 4 0.2065 against 0.2054).
-  constexpr bool kInterleaved = !kBulk && !kPersistent && kWholeSteps &&
-                                S::kBlockM == 128 && S::kBlockN == 128 &&
-                                S::kMinBlocksPerSm == 1;
+  // The four-warp tiles (four blocks to an SM) copied all at once too: Nsight
+  // Compute's samples at 511^3 x 6 (session 46) put 4.4% of their warps'
+  // stalls on long scoreboard, against cuBLAS's 0.7%, on the shared-memory
+  // reads and adds that reuse the copies' address registers. Their parts go
+  // out at K indices 3, 7, 11 and 15, away from the reads of A's fragments
+  // (at 0, 4, 8 and 12).
+  // Measured on an H200 against all at once (ms, docs/benchmarks.md, session
+  // 46): 511^3 x 6 0.0476 against 0.0496, 511x512x511 x 6 0.0469 against
+  // 0.0501, 450x451x450 x 4 0.0294 against 0.0330, x 5 0.0431 against 0.0439,
+  // 318^3 x 8 0.0217 against 0.0238, 192^3 x 100 0.0394 against 0.0423
+  // (318^3 x 16 0.0393 against 0.0391). From K index 0 they lost (511^3 x 6
+  // 0.0513), from 2 or 1 gained less (0.0477, 0.0483; 318^3 x 16 0.0396,
+  // 0.0400), and so did two parts at 2 and 10 (0.0488), eight parts from 1
+  // lost (0.0500). In the 128 x 128 tiles one to an SM, parts from K index 1
+  // or 2 measured mixed (1001^3 x 2 0.1009 and 0.1053 against 0.1015, 1000 x
+  // 1002 x 1000 x 2 0.0954 and 0.0964 against 0.0946).
+  constexpr bool kQuadSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
+                                S::kThreads == 128 && S::kBlockK == 16;
+  constexpr bool kInterleaved =
+      !kBulk && !kPersistent && kWholeSteps &&
+      ((S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1) ||
+       kQuadSteps16);
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
-  static_assert(!kInterleaved || kCopyParts * kPartGap <= S::kBlockK,
-                "every part of a step's copies goes out within the step");
+  constexpr int kFirstPart = kQuadSteps16 ? 3 : 0;
+  static_assert(
+      !kInterleaved || kFirstPart + (kCopyParts - 1) * kPartGap < S::kBlockK,
+      "every part of a step's copies goes out within the step");
   // Copies part `part` of `parts` of the step (its copy rows of A and B in
   // that share) into `stage`, where `live`; the last part moves on a step.
   auto copy_whole_part = [&](int stage, int part, int parts, bool live) {
@@ -1055,9 +1077,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         compute_step(
             s % S::kStages,
             [&](int kq) {
-              if (kq % kPartGap == 0 && kq / kPartGap < kCopyParts) {
-                copy_whole_part(ahead % S::kStages, kq / kPartGap, kCopyParts,
-                                live);
+              const int part = (kq - kFirstPart) / kPartGap;
+              if (kq >= kFirstPart && (kq - kFirstPart) % kPartGap == 0 &&
+                  part < kCopyParts) {
+                copy_whole_part(ahead % S::kStages, part, kCopyParts, live);
               }
             },
             [&] { enter_next(s); });

@@ -663,6 +663,19 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{300, 301, 300}, 20, 0}, BatchCase{{440, 441, 440}, 8, 0}),
     BatchTestName);
 
+// The four-warp 64 x 64 tiles four to an SM copy unchecked steps in four
+// parts spread over the step computed meanwhile (kInterleaved): element by
+// element, one step (511 x 16 x 511 x 6 with gaps of 1; without them, A on 16
+// bytes, it takes 128 x 128 tiles), a remainder and one whole step (511 x 17 x
+// 511 x 6) or two (450 x 35 x 451 x 4); and on 16 bytes, two whole steps
+// (192 x 32 x 192 x 100).
+INSTANTIATE_TEST_SUITE_P(QuadFewInterleaved, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{511, 16, 511}, 6, 1},
+                                           BatchCase{{511, 17, 511}, 6, 0},
+                                           BatchCase{{450, 35, 451}, 4, 0},
+                                           BatchCase{{192, 32, 192}, 100, 0}),
+                         BatchTestName);
+
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
 // four per SM as at five, and at most three (on a GPU of 132 SMs), take four
 // per SM with K steps of 16: in one round, element by element (97^3), A on 16
