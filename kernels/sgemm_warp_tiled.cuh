@@ -474,8 +474,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const float* b_whole =
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
-  // kInterleaved (the 128 x 128 tiles one to an SM, and the four-warp 64 x 64
-  // tiles with K steps of 16, copied by cp.async in unchecked steps): a step's
+  // kInterleaved (the 128 x 128 tiles one to an SM, or two with no operand
+  // element by element, and the four-warp 64 x 64 tiles with K steps of 16,
+  // copied by cp.async in unchecked steps): a step's
   // copies go out in kCopyParts parts, one every kPartGap K indices of the
   // step computed meanwhile from K index kFirstPart, rather than all before
   // it; where `live` is false (the ring's last steps) they copy nothing. All at
@@ -489,8 +490,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // against 0.4186, 900x3700x901 x 2 0.3298 against 0.3543, 380x300x250 x 20
   // 0.0354 against 0.0379; parts 2 K indices apart gained less (0.0994,
   // 0.1084, 0.3942, 0.3344, 0.0358), 8 apart about as much but at 900x3700x901
-  // x 2 (0.3381). In the 128 x 128 tiles two to an SM they lost 0.5% (1001^3 x
-  // 4 0.2065 against 0.2054).
+  // x 2 (0.3381). In the 128 x 128 tiles two to an SM, from K index 0, they
+  // lost 0.5% (1001^3 x 4 0.2065 against 0.2054).
   // The four-warp tiles (four blocks to an SM) copied all at once too: Nsight
   // Compute's samples at 511^3 x 6 (session 46) put 4.4% of their warps'
   // stalls on long scoreboard, against cuBLAS's 0.7%, on the shared-memory
@@ -507,15 +508,28 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // lost (0.0500). In the 128 x 128 tiles one to an SM, parts from K index 1
   // or 2 measured mixed (1001^3 x 2 0.1009 and 0.1053 against 0.1015, 1000 x
   // 1002 x 1000 x 2 0.0954 and 0.0964 against 0.0946).
+  // The 128 x 128 tiles two to an SM (K steps of 32 in two stages) take parts
+  // from K index 3 too where no operand goes element by element. Measured on an
+  // H200 against all at once (ms, session 46): 1002^3 x 4 0.1791 against
+  // 0.1851, x 8 0.3507 against 0.3647, 998^3 x 4 0.1785 against 0.1844,
+  // 1002x2002x1002 x 4 0.3463 against 0.3579, 510^3 x 30 0.1873 against
+  // 0.1950, 510x512x510 x 30 0.1831 against 0.1944 (on 16 bytes, 512^3 x 64
+  // 0.3439 against 0.3439). With an operand element by element their loops
+  // spilled 20-252 bytes (128 registers) and lost: 511^3 x 30 0.2082 against
+  // 0.2039, 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2025
+  // against 0.1958; parts from K index 2, 8 apart, lost more.
   constexpr bool kQuadSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
                                 S::kThreads == 128 && S::kBlockK == 16;
+  constexpr bool kBigPairs = S::kBlockM == 128 && S::kBlockN == 128 &&
+                             S::kMinBlocksPerSm == 2 && kWidthA != 1 &&
+                             kWidthB != 1;
   constexpr bool kInterleaved =
       !kBulk && !kPersistent && kWholeSteps &&
       ((S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1) ||
-       kQuadSteps16);
+       kQuadSteps16 || kBigPairs);
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
-  constexpr int kFirstPart = kQuadSteps16 ? 3 : 0;
+  constexpr int kFirstPart = kQuadSteps16 || kBigPairs ? 3 : 0;
   static_assert(
       !kInterleaved || kFirstPart + (kCopyParts - 1) * kPartGap < S::kBlockK,
       "every part of a step's copies goes out within the step");
@@ -1037,10 +1051,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     // 1002^3 x 4 0.1878 against 0.1972, 999^3 x 4 0.1964 against 0.2051. One
     // to an SM (copies interleaved) it lost: 1001^3 x 2 0.1088 against
     // 0.1062, 1001x101x1000 x 2 0.0258 against 0.0218. With both operands on
-    // 16 bytes (where bulk copies are not built) it spilled 24 bytes.
-    constexpr bool kShortFirst = kWholeSteps && !kInterleaved &&
-                                 !(kVectorA && kVectorB) && S::kBlockM == 128 &&
-                                 S::kBlockN == 128 && S::kMinBlocksPerSm == 2;
+    // 16 bytes (where bulk copies are not built) it spilled 24 bytes. With
+    // kInterleaved, the step after it is copied whole before it.
+    constexpr bool kShortFirst = kWholeSteps && !(kVectorA && kVectorB) &&
+                                 S::kBlockM == 128 && S::kBlockN == 128 &&
+                                 S::kMinBlocksPerSm == 2;
     // Waits for step s, which is then visible to all, and (but with
     // kInterleaved) copies step s + kStages - 1 into the stage of step s - 1,
     // which all have read.
@@ -1056,6 +1071,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     int first = 0;
     if (kShortFirst && has_remainder) {
       next_step(0);
+      if constexpr (kInterleaved) {
+        copy_whole_part(S::kStages - 1, 0, 1, S::kStages - 1 < steps);
+        CopyAsyncCommit();
+      }
       compute_short(0, remainder);
       first = 1;
     }
