@@ -499,24 +499,24 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // out at K indices 3, 7, 11 and 15, away from the reads of A's fragments
   // (at 0, 4, 8 and 12).
   // Measured on an H200 against all at once (ms, docs/benchmarks.md, session
-  // 46): 511^3 x 6 0.0476 against 0.0496, 511x512x511 x 6 0.0469 against
-  // 0.0501, 450x451x450 x 4 0.0294 against 0.0330, x 5 0.0431 against 0.0439,
-  // 318^3 x 8 0.0217 against 0.0238, 192^3 x 100 0.0394 against 0.0423
+  // 46): 511^3 x 6 0.0476 against 0.0496, 511x512x511 x 6 0.0470 against
+  // 0.0501, 450x451x450 x 4 0.0295 against 0.0330, x 5 0.0431 against 0.0439,
+  // 318^3 x 8 0.0217 against 0.0239, 192^3 x 100 0.0396 against 0.0424
   // (318^3 x 16 0.0393 against 0.0391). From K index 0 they lost (511^3 x 6
-  // 0.0513), from 2 or 1 gained less (0.0477, 0.0483; 318^3 x 16 0.0396,
+  // 0.0513), from 2 or 1 gained less (0.0478, 0.0483; 318^3 x 16 0.0396,
   // 0.0400), and so did two parts at 2 and 10 (0.0488), eight parts from 1
   // lost (0.0500). In the 128 x 128 tiles one to an SM, parts from K index 1
-  // or 2 measured mixed (1001^3 x 2 0.1009 and 0.1053 against 0.1015, 1000 x
-  // 1002 x 1000 x 2 0.0954 and 0.0964 against 0.0946).
+  // or 2 measured mixed (1001^3 x 2 0.1011 and 0.1054 against 0.1014, 1000 x
+  // 1002 x 1000 x 2 0.0955 and 0.0964 against 0.0946).
   // The 128 x 128 tiles two to an SM (K steps of 32 in two stages) take parts
   // from K index 3 too where no operand goes element by element. Measured on an
   // H200 against all at once (ms, session 46): 1002^3 x 4 0.1791 against
-  // 0.1851, x 8 0.3507 against 0.3647, 998^3 x 4 0.1785 against 0.1844,
-  // 1002x2002x1002 x 4 0.3463 against 0.3579, 510^3 x 30 0.1873 against
-  // 0.1950, 510x512x510 x 30 0.1831 against 0.1944 (on 16 bytes, 512^3 x 64
+  // 0.1850, x 8 0.3507 against 0.3647, 998^3 x 4 0.1785 against 0.1844,
+  // 1002x2002x1002 x 4 0.3463 against 0.3579, 510^3 x 30 0.1872 against
+  // 0.1949, 510x512x510 x 30 0.1831 against 0.1944 (on 16 bytes, 512^3 x 64
   // 0.3439 against 0.3439). With an operand element by element their loops
   // spilled 20-252 bytes (128 registers) and lost: 511^3 x 30 0.2082 against
-  // 0.2039, 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2025
+  // 0.2039, 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2024
   // against 0.1958; parts from K index 2, 8 apart, lost more.
   constexpr bool kQuadSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
                                 S::kThreads == 128 && S::kBlockK == 16;
