@@ -475,8 +475,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
   // kInterleaved (the 128 x 128 tiles one to an SM, or two with no operand
-  // element by element, and the four-warp 64 x 64 tiles with K steps of 16,
-  // copied by cp.async in unchecked steps): a step's
+  // element by element, the four-warp 64 x 64 tiles with K steps of 16, and
+  // the two-warp ones on 16 bytes, copied by cp.async in unchecked steps): a
+  // step's
   // copies go out in kCopyParts parts, one every kPartGap K indices of the
   // step computed meanwhile from K index kFirstPart, rather than all before
   // it; where `live` is false (the ring's last steps) they copy nothing. All at
@@ -518,18 +519,31 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // spilled 20-252 bytes (128 registers) and lost: 511^3 x 30 0.2082 against
   // 0.2039, 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2024
   // against 0.1958; parts from K index 2, 8 apart, lost more.
+  // The two-warp 64 x 64 tiles (six blocks to an SM, K steps of 16 in four
+  // stages) take them from K index 3 where both operands lie on 16 bytes.
+  // Measured on an H200 against all at once (ms, session 46): 320^3 x 122
+  // 0.1794 against 0.1874, 448^3 x 44 0.1832 against 0.1913, 576^3 x 50
+  // 0.4080 against 0.4283, 800^3 x 8 0.2135 against 0.2245, 1088^3 x 8 0.4247
+  // against 0.4477, 192^3 x 500 0.1698 against 0.1742. The 64-wide tiles
+  // (three blocks to an SM) interleaved so lost: 768^3 x 9 0.2140 against
+  // 0.1818, 640^3 x 15 0.1807 against 0.1749, 256^3 x 238 0.1897 against
+  // 0.1851.
   constexpr bool kQuadSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
                                 S::kThreads == 128 && S::kBlockK == 16;
   constexpr bool kBigPairs = S::kBlockM == 128 && S::kBlockN == 128 &&
                              S::kMinBlocksPerSm == 2 && kWidthA != 1 &&
                              kWidthB != 1;
+  constexpr bool kTwoWarpSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
+                                   S::kThreads == 64 && S::kBlockK == 16 &&
+                                   S::kStages == 4 && kVectorA && kVectorB;
   constexpr bool kInterleaved =
       !kBulk && !kPersistent && kWholeSteps &&
       ((S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1) ||
-       kQuadSteps16 || kBigPairs);
+       kQuadSteps16 || kBigPairs || kTwoWarpSteps16);
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
-  constexpr int kFirstPart = kQuadSteps16 || kBigPairs ? 3 : 0;
+  constexpr int kFirstPart =
+      kQuadSteps16 || kBigPairs || kTwoWarpSteps16 ? 3 : 0;
   static_assert(
       !kInterleaved || kFirstPart + (kCopyParts - 1) * kPartGap < S::kBlockK,
       "every part of a step's copies goes out within the step");
