@@ -477,10 +477,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // kInterleaved (the 128 x 128 tiles one to an SM, or two with no operand
   // element by element, the four-warp 64 x 64 tiles with K steps of 16, and
   // the two-warp ones on 16 bytes, copied by cp.async in unchecked steps): a
-  // step's
-  // copies go out in kCopyParts parts, one every kPartGap K indices of the
-  // step computed meanwhile from K index kFirstPart, rather than all before
-  // it; where `live` is false (the ring's last steps) they copy nothing. All at
+  // step's copies go out in kCopyParts parts, one every kPartGap K indices of
+  // the step computed meanwhile from K index kFirstPart, rather than all
+  // before it; where `live` is false (the ring's last steps) they copy
+  // nothing. All at
   // once, they filled the copy queue of the SM's eight warps: Nsight Compute on
   // an H200 at 1001^3 x 2 (docs/benchmarks.md, session 38), stalls per issued
   // instruction on long scoreboard (address registers rewritten while a queued
@@ -528,22 +528,21 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // (three blocks to an SM) interleaved so lost: 768^3 x 9 0.2140 against
   // 0.1818, 640^3 x 15 0.1807 against 0.1749, 256^3 x 238 0.1897 against
   // 0.1851.
-  constexpr bool kQuadSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
-                                S::kThreads == 128 && S::kBlockK == 16;
-  constexpr bool kBigPairs = S::kBlockM == 128 && S::kBlockN == 128 &&
-                             S::kMinBlocksPerSm == 2 && kWidthA != 1 &&
-                             kWidthB != 1;
-  constexpr bool kTwoWarpSteps16 = S::kBlockM == 64 && S::kBlockN == 64 &&
-                                   S::kThreads == 64 && S::kBlockK == 16 &&
+  constexpr bool kBig = S::kBlockM == 128 && S::kBlockN == 128;
+  constexpr bool k64Steps16 =
+      S::kBlockM == 64 && S::kBlockN == 64 && S::kBlockK == 16;
+  constexpr bool kBigAlone = kBig && S::kMinBlocksPerSm == 1;
+  constexpr bool kBigPairs =
+      kBig && S::kMinBlocksPerSm == 2 && kWidthA != 1 && kWidthB != 1;
+  constexpr bool kQuadSteps16 = k64Steps16 && S::kThreads == 128;
+  constexpr bool kTwoWarpSteps16 = k64Steps16 && S::kThreads == 64 &&
                                    S::kStages == 4 && kVectorA && kVectorB;
   constexpr bool kInterleaved =
       !kBulk && !kPersistent && kWholeSteps &&
-      ((S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1) ||
-       kQuadSteps16 || kBigPairs || kTwoWarpSteps16);
+      (kBigAlone || kBigPairs || kQuadSteps16 || kTwoWarpSteps16);
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
-  constexpr int kFirstPart =
-      kQuadSteps16 || kBigPairs || kTwoWarpSteps16 ? 3 : 0;
+  constexpr int kFirstPart = kBigAlone ? 0 : 3;
   static_assert(
       !kInterleaved || kFirstPart + (kCopyParts - 1) * kPartGap < S::kBlockK,
       "every part of a step's copies goes out within the step");
