@@ -510,15 +510,20 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // or 2 measured mixed (1001^3 x 2 0.1011 and 0.1054 against 0.1014, 1000 x
   // 1002 x 1000 x 2 0.0955 and 0.0964 against 0.0946).
   // The 128 x 128 tiles two to an SM (K steps of 32 in two stages) take parts
-  // from K index 3 too where no operand goes element by element. Measured on an
+  // from K index 3 too where A does not go element by element. Measured on an
   // H200 against all at once (ms, session 46): 1002^3 x 4 0.1791 against
   // 0.1850, x 8 0.3507 against 0.3647, 998^3 x 4 0.1785 against 0.1844,
   // 1002x2002x1002 x 4 0.3463 against 0.3579, 510^3 x 30 0.1872 against
   // 0.1949, 510x512x510 x 30 0.1831 against 0.1944 (on 16 bytes, 512^3 x 64
-  // 0.3439 against 0.3439). With an operand element by element their loops
-  // spilled 20-252 bytes (128 registers) and lost: 511^3 x 30 0.2082 against
-  // 0.2039, 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2024
-  // against 0.1958; parts from K index 2, 8 apart, lost more.
+  // 0.3439 against 0.3439); with B element by element (session 47),
+  // 1001x1024x1001 x 4 0.1826 against 0.1927, 999x1000x999 x 4 0.1791
+  // against 0.1889, 511x512x511 x 30 0.1940 against 0.2022, 1002x1002x1001
+  // x 4 0.1848 against 0.1898. With A element by element their loops spilled
+  // 20-252 bytes (128 registers) and lost: 511^3 x 30 0.2082 against 0.2039,
+  // 1001^3 x 4 0.1987 against 0.1930, 1001x1021x1003 x 4 0.2024 against
+  // 0.1958; parts from K index 2, 8 apart, lost more. A in two parts and B
+  // in two or four spilled nothing but lost too (511^3 x 30 0.2083 and 0.2065
+  // against 0.2037, 1002x1001x1002 x 4 0.1919 and 0.1908 against 0.1809).
   // The two-warp 64 x 64 tiles (six blocks to an SM, K steps of 16 in four
   // stages) take them from K index 3 where both operands lie on 16 bytes.
   // Measured on an H200 against all at once (ms, session 46): 320^3 x 122
@@ -532,8 +537,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   constexpr bool k64Steps16 =
       S::kBlockM == 64 && S::kBlockN == 64 && S::kBlockK == 16;
   constexpr bool kBigAlone = kBig && S::kMinBlocksPerSm == 1;
-  constexpr bool kBigPairs =
-      kBig && S::kMinBlocksPerSm == 2 && kWidthA != 1 && kWidthB != 1;
+  constexpr bool kBigPairs = kBig && S::kMinBlocksPerSm == 2 && kWidthA != 1;
   constexpr bool kQuadSteps16 = k64Steps16 && S::kThreads == 128;
   constexpr bool kTwoWarpSteps16 = k64Steps16 && S::kThreads == 64 &&
                                    S::kStages == 4 && kVectorA && kVectorB;
@@ -1069,21 +1073,38 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     constexpr bool kShortFirst = kWholeSteps && !(kVectorA && kVectorB) &&
                                  S::kBlockM == 128 && S::kBlockN == 128 &&
                                  S::kMinBlocksPerSm == 2;
+    // Step s lives in stage s % kStages. In a ring of three, the remainders
+    // (of the step computed and of the one copied, each a multiply by the
+    // inverse and IMADs on the FMA pipe) are counted along instead, in
+    // `counted`. Measured on an H200 against the remainders (ms,
+    // docs/benchmarks.md, session 47): 511x512x511 x 6 0.0456 against 0.0469,
+    // 450x451x450 x 5 0.0427 against 0.0431, 318^3 x 16 0.0389 against
+    // 0.0394, 90x1000x91 x 300 0.1867 against 0.1892. In rings of two and four
+    // they are masks; counted along there, ptxas laid out the 64 x 128 tiles'
+    // loop otherwise and 768^3 x 9 lost 13% (0.2059 against 0.1821). The
+    // remainders stay written as they were where they don't count: written
+    // through a helper, they moved the layout of the 128 x 128 tiles one to
+    // an SM, and 1002^3 x 2 lost 2%.
+    constexpr bool kCountStages = (S::kStages & (S::kStages - 1)) != 0;
+    auto stage_before = [](int stage) {
+      return stage == 0 ? S::kStages - 1 : stage - 1;
+    };
     // Waits for step s, which is then visible to all, and (but with
-    // kInterleaved) copies step s + kStages - 1 into the stage of step s - 1,
-    // which all have read.
-    auto next_step = [&](int s) {
+    // kInterleaved) copies step s + kStages - 1 into the stage of step s - 1
+    // (counted: `behind`), which all have read.
+    auto next_step = [&](int s, int behind) {
       CopyAsyncWait<S::kStages - 2>();
       __syncthreads();
       if constexpr (!kInterleaved) {
         const int ahead = s + S::kStages - 1;
-        if (ahead < steps) copy_step(ahead % S::kStages);
+        if (ahead < steps)
+          copy_step(kCountStages ? behind : ahead % S::kStages);
         CopyAsyncCommit();
       }
     };
     int first = 0;
     if (kShortFirst && has_remainder) {
-      next_step(0);
+      next_step(0, S::kStages - 1);
       if constexpr (kInterleaved) {
         copy_whole_part(S::kStages - 1, 0, 1, S::kStages - 1 < steps);
         CopyAsyncCommit();
@@ -1092,34 +1113,42 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       first = 1;
     }
     // With kReadAcross, step s + 1 is let in before the last K index of step
-    // s (kInterleaved: once step s's parts are committed).
-    auto enter_next = [&](int s) {
+    // s (kInterleaved: once step s's parts are committed); `counted` is step
+    // s's stage.
+    auto enter_next = [&](int s, int counted) {
       if constexpr (kInterleaved) CopyAsyncCommit();
-      if (s + 1 < steps) next_step(s + 1);
+      if (s + 1 < steps) next_step(s + 1, counted);
     };
+    int counted = first;  // step s's stage, with kCountStages
     if (kReadAcross && first < steps) {
-      next_step(first);
+      next_step(first, stage_before(first));
       read_first(first % S::kStages);
     }
     for (int s = first; s < steps; ++s) {
-      if (!kReadAcross) next_step(s);
+      if (!kReadAcross) next_step(s, stage_before(counted));
       if constexpr (kInterleaved) {
         const int ahead = s + S::kStages - 1;
         const bool live = ahead < steps;
         compute_step(
-            s % S::kStages,
+            kCountStages ? counted : s % S::kStages,
             [&](int kq) {
               const int part = (kq - kFirstPart) / kPartGap;
               if (kq >= kFirstPart && (kq - kFirstPart) % kPartGap == 0 &&
                   part < kCopyParts) {
-                copy_whole_part(ahead % S::kStages, part, kCopyParts, live);
+                copy_whole_part(
+                    kCountStages ? stage_before(counted) : ahead % S::kStages,
+                    part, kCopyParts, live);
               }
             },
-            [&] { enter_next(s); });
+            [&] { enter_next(s, counted); });
         if (!kReadAcross) CopyAsyncCommit();
       } else {
         compute_step(
-            s % S::kStages, [](int) {}, [&] { enter_next(s); });
+            kCountStages ? counted : s % S::kStages, [](int) {},
+            [&] { enter_next(s, counted); });
+      }
+      if constexpr (kCountStages) {
+        counted = counted + 1 == S::kStages ? 0 : counted + 1;
       }
     }
     if (kRealignC ||

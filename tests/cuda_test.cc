@@ -676,13 +676,17 @@ INSTANTIATE_TEST_SUITE_P(QuadFewInterleaved, GpuBatchedSgemm,
                                            BatchCase{{192, 32, 192}, 100, 0}),
                          BatchTestName);
 
-// The 128 x 128 tiles two to an SM with no operand element by element copy
+// The 128 x 128 tiles two to an SM with A not element by element copy
 // unchecked steps in four parts too (kInterleaved): A on 16 bytes and B in
 // pairs, whole steps only (1002 x 1024 x 1002 x 4) and a remainder first
-// (kShortFirst) then one whole step (998 x 40 x 1002 x 4).
+// (kShortFirst) then one whole step (998 x 40 x 1002 x 4); B element by
+// element, A on 16 bytes in whole steps (1001 x 1024 x 1001 x 4) and A in
+// pairs with a remainder first (998 x 42 x 1001 x 4).
 INSTANTIATE_TEST_SUITE_P(BigPairsInterleaved, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{1002, 1024, 1002}, 4, 0},
-                                           BatchCase{{998, 40, 1002}, 4, 0}),
+                                           BatchCase{{998, 40, 1002}, 4, 0},
+                                           BatchCase{{1001, 1024, 1001}, 4, 0},
+                                           BatchCase{{998, 42, 1001}, 4, 0}),
                          BatchTestName);
 
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
