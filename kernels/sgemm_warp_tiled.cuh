@@ -525,11 +525,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // in two or four spilled nothing but lost too (511^3 x 30 0.2083 and 0.2065
   // against 0.2037, 1002x1001x1002 x 4 0.1919 and 0.1908 against 0.1809).
   // The two-warp 64 x 64 tiles (six blocks to an SM, K steps of 16 in four
-  // stages) take them from K index 3 where both operands lie on 16 bytes.
-  // Measured on an H200 against all at once (ms, session 46): 320^3 x 122
-  // 0.1794 against 0.1874, 448^3 x 44 0.1832 against 0.1913, 576^3 x 50
-  // 0.4080 against 0.4283, 800^3 x 8 0.2135 against 0.2245, 1088^3 x 8 0.4247
-  // against 0.4477, 192^3 x 500 0.1698 against 0.1742. The 64-wide tiles
+  // stages) take them from K index 3 too. Measured on an H200 against all at
+  // once (ms, sessions 46 and 47): 320^3 x 122 0.1794 against 0.1874, 448^3
+  // x 44 0.1832 against 0.1913, 576^3 x 50 0.4080 against 0.4283, 800^3 x 8
+  // 0.2135 against 0.2245, 1088^3 x 8 0.4247 against 0.4477, 192^3 x 500
+  // 0.1698 against 0.1742; element by element, 321^3 x 122 0.3080 against
+  // 0.3186, 449^3 x 44 0.2803 against 0.2902, 320x321x320 x 122 0.2070
+  // against 0.2124, 321x320x321 x 122 0.2788 against 0.2822. The 64-wide tiles
   // (three blocks to an SM) interleaved so lost: 768^3 x 9 0.2140 against
   // 0.1818, 640^3 x 15 0.1807 against 0.1749, 256^3 x 238 0.1897 against
   // 0.1851.
@@ -539,8 +541,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   constexpr bool kBigAlone = kBig && S::kMinBlocksPerSm == 1;
   constexpr bool kBigPairs = kBig && S::kMinBlocksPerSm == 2 && kWidthA != 1;
   constexpr bool kQuadSteps16 = k64Steps16 && S::kThreads == 128;
-  constexpr bool kTwoWarpSteps16 = k64Steps16 && S::kThreads == 64 &&
-                                   S::kStages == 4 && kVectorA && kVectorB;
+  constexpr bool kTwoWarpSteps16 =
+      k64Steps16 && S::kThreads == 64 && S::kStages == 4;
   constexpr bool kInterleaved =
       !kBulk && !kPersistent && kWholeSteps &&
       (kBigAlone || kBigPairs || kQuadSteps16 || kTwoWarpSteps16);

@@ -689,6 +689,16 @@ INSTANTIATE_TEST_SUITE_P(BigPairsInterleaved, GpuBatchedSgemm,
                                            BatchCase{{998, 42, 1001}, 4, 0}),
                          BatchTestName);
 
+// The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
+// too (kInterleaved), whatever the operands' alignment: both element by
+// element (321 x 35 x 321 x 122, two whole steps after a remainder), A alone
+// (320 x 35 x 320 x 122) and B alone (321 x 32 x 321 x 122, two whole steps).
+INSTANTIATE_TEST_SUITE_P(TwoWarpInterleaved, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{321, 35, 321}, 122, 0},
+                                           BatchCase{{320, 35, 320}, 122, 0},
+                                           BatchCase{{321, 32, 321}, 122, 0}),
+                         BatchTestName);
+
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
 // four per SM as at five, and at most three (on a GPU of 132 SMs), take four
 // per SM with K steps of 16: in one round, element by element (97^3), A on 16
