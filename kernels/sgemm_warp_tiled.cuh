@@ -534,7 +534,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // against 0.2124, 321x320x321 x 122 0.2788 against 0.2822. The 64-wide tiles
   // (three blocks to an SM) interleaved so lost: 768^3 x 9 0.2140 against
   // 0.1818, 640^3 x 15 0.1807 against 0.1749, 256^3 x 238 0.1897 against
-  // 0.1851.
+  // 0.1851; with an operand element by element they measured mixed (session
+  // 47: 801^3 x 8 0.2446 against 0.2393, 641^3 x 15 0.2278 against 0.2222,
+  // 801x800x801 x 8 0.2285 against 0.2318). In their K steps of 32 (two
+  // stages, LongSteps) they gain there: 577^3 x 50 0.5798 against 0.6117,
+  // 576x577x576 x 50 0.4938 against 0.5159, 577x576x577 x 50 0.5468 against
+  // 0.5532.
   constexpr bool kBig = S::kBlockM == 128 && S::kBlockN == 128;
   constexpr bool k64Steps16 =
       S::kBlockM == 64 && S::kBlockN == 64 && S::kBlockK == 16;
@@ -543,9 +548,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   constexpr bool kQuadSteps16 = k64Steps16 && S::kThreads == 128;
   constexpr bool kTwoWarpSteps16 =
       k64Steps16 && S::kThreads == 64 && S::kStages == 4;
-  constexpr bool kInterleaved =
-      !kBulk && !kPersistent && kWholeSteps &&
-      (kBigAlone || kBigPairs || kQuadSteps16 || kTwoWarpSteps16);
+  constexpr bool kWideSteps32 = S::kBlockM * S::kBlockN == 64 * 128 &&
+                                S::kBlockK == 32 &&
+                                (kWidthA == 1 || kWidthB == 1);
+  constexpr bool kInterleaved = !kBulk && !kPersistent && kWholeSteps &&
+                                (kBigAlone || kBigPairs || kQuadSteps16 ||
+                                 kTwoWarpSteps16 || kWideSteps32);
   constexpr int kCopyParts = 4;
   constexpr int kPartGap = 4;
   constexpr int kFirstPart = kBigAlone ? 0 : 3;

@@ -699,6 +699,18 @@ INSTANTIATE_TEST_SUITE_P(TwoWarpInterleaved, GpuBatchedSgemm,
                                            BatchCase{{321, 32, 321}, 122, 0}),
                          BatchTestName);
 
+// The 64 x 128 tiles in K steps of 32 (LongSteps: K at least 512 and 1600
+// blocks) copy unchecked steps in four parts too (kInterleaved) where an
+// operand goes element by element: both, a remainder first and a strip of
+// C's last column beside them (128 x 513 x 129 x 800), A alone with a
+// remainder (128 x 513 x 128 x 800) and B alone in whole steps (128 x 512 x
+// 129 x 800).
+INSTANTIATE_TEST_SUITE_P(WideStepsInterleaved, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{128, 513, 129}, 800, 0},
+                                           BatchCase{{128, 513, 128}, 800, 0},
+                                           BatchCase{{128, 512, 129}, 800, 0}),
+                         BatchTestName);
+
 // The four-warp 64 x 64 tiles' batches whose blocks take as few rounds at
 // four per SM as at five, and at most three (on a GPU of 132 SMs), take four
 // per SM with K steps of 16: in one round, element by element (97^3), A on 16
