@@ -539,7 +539,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 801x800x801 x 8 0.2285 against 0.2318). In their K steps of 32 (two
   // stages, LongSteps) they gain there: 577^3 x 50 0.5798 against 0.6117,
   // 576x577x576 x 50 0.4938 against 0.5159, 577x576x577 x 50 0.5468 against
-  // 0.5532.
+  // 0.5532, 578x577x578 x 50 0.5666 against 0.5964, 577x578x577 x 50 0.5763
+  // against 0.5981.
   constexpr bool kBig = S::kBlockM == 128 && S::kBlockN == 128;
   constexpr bool k64Steps16 =
       S::kBlockM == 64 && S::kBlockN == 64 && S::kBlockK == 16;
