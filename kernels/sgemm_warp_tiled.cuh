@@ -529,17 +529,17 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // once (ms, sessions 46 and 47): 320^3 x 122 0.1794 against 0.1874, 448^3
   // x 44 0.1832 against 0.1913, 576^3 x 50 0.4080 against 0.4283, 800^3 x 8
   // 0.2135 against 0.2245, 1088^3 x 8 0.4247 against 0.4477, 192^3 x 500
-  // 0.1698 against 0.1742; element by element, 321^3 x 122 0.3080 against
+  // 0.1698 against 0.1742; element by element, 321^3 x 122 0.3079 against
   // 0.3186, 449^3 x 44 0.2803 against 0.2902, 320x321x320 x 122 0.2070
-  // against 0.2124, 321x320x321 x 122 0.2788 against 0.2822. The 64-wide tiles
+  // against 0.2124, 321x320x321 x 122 0.2788 against 0.2821. The 64-wide tiles
   // (three blocks to an SM) interleaved so lost: 768^3 x 9 0.2140 against
   // 0.1818, 640^3 x 15 0.1807 against 0.1749, 256^3 x 238 0.1897 against
   // 0.1851; with an operand element by element they measured mixed (session
-  // 47: 801^3 x 8 0.2446 against 0.2393, 641^3 x 15 0.2278 against 0.2222,
-  // 801x800x801 x 8 0.2285 against 0.2318). In their K steps of 32 (two
-  // stages, LongSteps) they gain there: 577^3 x 50 0.5798 against 0.6117,
-  // 576x577x576 x 50 0.4938 against 0.5159, 577x576x577 x 50 0.5468 against
-  // 0.5532, 578x577x578 x 50 0.5666 against 0.5964, 577x578x577 x 50 0.5763
+  // 47: 801^3 x 8 0.2446 against 0.2393, 641^3 x 15 0.2279 against 0.2222,
+  // 801x800x801 x 8 0.2285 against 0.2320). In their K steps of 32 (two
+  // stages, LongSteps) they gain there: 577^3 x 50 0.5796 against 0.6117,
+  // 576x577x576 x 50 0.4939 against 0.5160, 577x576x577 x 50 0.5468 against
+  // 0.5534, 578x577x578 x 50 0.5666 against 0.5964, 577x578x577 x 50 0.5763
   // against 0.5981.
   constexpr bool kBig = S::kBlockM == 128 && S::kBlockN == 128;
   constexpr bool k64Steps16 =
@@ -1089,10 +1089,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     // inverse and IMADs on the FMA pipe) are counted along instead, in
     // `counted`. Measured on an H200 against the remainders (ms,
     // docs/benchmarks.md, session 47): 511x512x511 x 6 0.0456 against 0.0469,
-    // 450x451x450 x 5 0.0427 against 0.0431, 318^3 x 16 0.0389 against
-    // 0.0394, 90x1000x91 x 300 0.1867 against 0.1892. In rings of two and four
+    // 450x451x450 x 5 0.0426 against 0.0431, 318^3 x 16 0.0389 against
+    // 0.0394, 90x1000x91 x 300 0.1867 against 0.1893. In rings of two and four
     // they are masks; counted along there, ptxas laid out the 64 x 128 tiles'
-    // loop otherwise and 768^3 x 9 lost 13% (0.2059 against 0.1821). The
+    // loop otherwise and 768^3 x 9 lost 13% (0.2059 against 0.1822). The
     // remainders stay written as they were where they don't count: written
     // through a helper, they moved the layout of the 128 x 128 tiles one to
     // an SM, and 1002^3 x 2 lost 2%.
