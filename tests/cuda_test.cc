@@ -699,12 +699,12 @@ INSTANTIATE_TEST_SUITE_P(TwoWarpInterleaved, GpuBatchedSgemm,
                                            BatchCase{{321, 32, 321}, 122, 0}),
                          BatchTestName);
 
-// The 64 x 128 tiles in K steps of 32 (LongSteps: K at least 512 and 1600
-// blocks) copy unchecked steps in four parts too (kInterleaved) where an
-// operand goes element by element: both, a remainder first and a strip of
-// C's last column beside them (128 x 513 x 129 x 800), A alone with a
-// remainder (128 x 513 x 128 x 800) and B alone in whole steps (128 x 512 x
-// 129 x 800).
+// The 64 x 128 tiles in K steps of 32 (LongSteps: K at least 512, at least
+// four rounds of blocks) copy unchecked steps in four parts too (kInterleaved)
+// where an operand goes element by element: both, with a remainder first (128
+// x 513 x 129 x 800), A alone with a remainder (128 x 513 x 128 x 800) and B
+// alone in whole steps (128 x 512 x 129 x 800); the batch's last blocks split
+// K.
 INSTANTIATE_TEST_SUITE_P(WideStepsInterleaved, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{128, 513, 129}, 800, 0},
                                            BatchCase{{128, 513, 128}, 800, 0},
