@@ -808,17 +808,19 @@ cudaError_t LaunchStrip(const Batch& p, int width, const float* b, float* c,
   int64_t sms = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   const int64_t row_blocks = CeilDiv(p.m, S::kRows);
-  const int64_t chunks = CeilDiv(p.k, S::kChunkK);
+  const int64_t steps = CeilDiv(p.k, S::kStep);
   const int64_t wanted =
       p.count > 1 ? 1 : CeilDiv(S::kMinBlocksPerSm * sms, row_blocks);
   const int64_t k_per_split =
-      CeilDiv(chunks, std::clamp<int64_t>(wanted, 1, chunks)) * S::kChunkK;
-  const int64_t blocks =
-      GridBlocks(row_blocks * CeilDiv(p.k, k_per_split), p.count);
+      CeilDiv(steps, std::clamp<int64_t>(wanted, 1, steps)) * S::kStep;
+  const int64_t splits = CeilDiv(p.k, k_per_split);
+  const int64_t blocks = GridBlocks(row_blocks * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   return LaunchOverlapped(SgemmStripKernel<S, kVectorB>, blocks, S::kThreads, 0,
                           stream, p.m, width, p.k, p.a, p.lda, p.stride_a, b,
-                          p.ldb, p.stride_b, c, p.ldc, p.stride_c, k_per_split);
+                          p.ldb, p.stride_b, c, p.ldc, p.stride_c, k_per_split,
+                          FastDivisor::For(static_cast<uint32_t>(row_blocks)),
+                          FastDivisor::For(static_cast<uint32_t>(splits)));
 }
 
 template <bool kVectorB>
@@ -845,23 +847,16 @@ cudaError_t SgemmStrip(const Batch& p, int width, const float* b, float* c,
 
 // C[0, height) = A[0, height) * B for each problem of p, with a and c at the
 // strip's first row (sgemm_strip.cuh), height 1 to RowStripShape::kHeight.
-template <bool kVectorB>
-cudaError_t LaunchRowStrip(const Batch& p, int height, const float* a, float* c,
-                           cudaStream_t stream) {
+cudaError_t SgemmRowStrip(const Batch& p, int height, const float* a, float* c,
+                          cudaStream_t stream) {
   using S = RowStripShape;
-  constexpr auto kKernel = SgemmRowStripKernel<S, kVectorB>;
   const int64_t col_blocks = CeilDiv(p.n, S::kCols);
   const int64_t blocks = GridBlocks(col_blocks, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
-  return LaunchOverlapped(kKernel, blocks, S::kThreads, 0, stream, height, p.n,
-                          p.k, a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, c,
-                          p.ldc, p.stride_c, col_blocks);
-}
-
-cudaError_t SgemmRowStrip(const Batch& p, int height, const float* a, float* c,
-                          cudaStream_t stream) {
-  return p.VectorB() ? LaunchRowStrip<true>(p, height, a, c, stream)
-                     : LaunchRowStrip<false>(p, height, a, c, stream);
+  return LaunchOverlapped(SgemmRowStripKernel<S>, blocks, S::kThreads, 0,
+                          stream, height, p.n, p.k, a, p.lda, p.stride_a, p.b,
+                          p.ldb, p.stride_b, c, p.ldc, p.stride_c,
+                          FastDivisor::For(static_cast<uint32_t>(col_blocks)));
 }
 
 // p's product (a single one, K split in `splits` by SgemmWarpTiledShaped's

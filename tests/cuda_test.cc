@@ -747,10 +747,11 @@ INSTANTIATE_TEST_SUITE_P(
 // bytes with gaps of 4 (260 x 100 x 196 x 30, 132 x 77 x 132 x 100), 3 rows
 // and 2 columns (131 x 300 x 194), whole 64s in 64 x 64 tiles (196 x 64 x
 // 196), columns only (1024 x 1024 x 1028, whose two problems would split K
-// uncut), rows only (258 x 50 x 256), and K of several chunks a warp with a
+// uncut), rows only (258 x 50 x 256), and K of several steps a warp with a
 // remainder (132 x 1000 x 130). Whole 64s of 98 tiles by area on 16 bytes
 // with gaps of 4, which split K into C zeroed problem by problem (900^3 x 2),
-// and element by element in four-warp tiles (769^3 x 3).
+// and element by element in four-warp tiles (769^3 x 3). K of two slices of
+// the strips' staged operand, the second short (577 x 1100 x 578 x 4).
 INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{129, 129, 129}, 100, 1},
                                            BatchCase{{260, 100, 196}, 30, 4},
@@ -761,7 +762,8 @@ INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
                                            BatchCase{{258, 50, 256}, 40, 0},
                                            BatchCase{{132, 1000, 130}, 100, 1},
                                            BatchCase{{900, 900, 900}, 2, 4},
-                                           BatchCase{{769, 769, 769}, 3, 0}),
+                                           BatchCase{{769, 769, 769}, 3, 0},
+                                           BatchCase{{577, 1100, 578}, 4, 1}),
                          BatchTestName);
 
 // Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
