@@ -10,12 +10,12 @@
 // columns a block; ms, docs/benchmarks.md, session 48): 577^3 x 50 0.5557
 // against 0.5794, 449^3 x 44 0.2566 against 0.2793, 321^3 x 122 0.2723
 // against 0.3073, 129x4096x129 x 100 0.4434 against 0.5394, 1025^3 x 4 0.2145
-// against 0.2270; alone, 577^3 x 50's column strip 26.7 us against 34.9 and
-// its row strip 22.8 against 36.9. 1100x4000x527's 15 columns lost 2% (0.1297
-// against 0.1272): those strips take two blocks to an SM, as they spill at
-// three. Slower alone: a step's loads issued during the step before (fewer
-// blocks to an SM), blocks over several rows' groups that reuse B's slice
-// (fewer blocks), row strips of 32 columns and 8 warps.
+// against 0.2270; alone, 577^3 x 50's column strip 26.7 us (with 64-bit K
+// counters) against 34.9 and its row strip 22.8 against 36.9. 1100x4000x527's
+// 15 columns lost 2% (0.1297 against 0.1272): those strips take two blocks to
+// an SM, as they spill at three. Slower alone: a step's loads issued during the
+// step before (fewer blocks to an SM), blocks over several rows' groups that
+// reuse B's slice (fewer blocks), row strips of 32 columns and 8 warps.
 //
 // A strip runs beside the kernels before it in the stream, the warp-tiled
 // product of the rest of C (and a column strip beside it), whose output it
