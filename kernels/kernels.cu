@@ -1644,15 +1644,59 @@ cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
   return cudaSuccess;
 }
 
+// Sets *small to whether a batch with an operand element by element, whose
+// 64 x 64 tiles take as many rounds as the 64-wide shape S's (TakesSmallTiles),
+// takes them anyway: where S's tiles pad C at least kMinPadding times as much,
+// take more than one round, and would run every problem with K whole
+// (WholeProblems), not in 128 x 128 tiles (TakesBigTiles). Over rounds, the
+// last one part full weighs less than the padding. Measured on an H200 against
+// S's tiles (ms, docs/benchmarks.md, session 49): 577^3 x 50 (the whole 576s;
+// 64 x 128 tiles in K steps of 32) 0.5333 against 0.5562, 577^3 x 15 0.1758
+// against 0.1890, 529^3 x 15 0.1458 against 0.1640, 529^3 x 60 0.5242 against
+// 0.5526, 529x1500x529 x 25 0.5635 against 0.6370, 561x700x561 x 15 0.1829
+// against 0.2079, 577x1000x577 x 40 0.6729 against 0.7107, 321^3 x 50 0.1172
+// against 0.1223, 450x450x577 x 20 0.1439 against 0.1531; behind only at
+// 449^3 x 50 (0.2932 against 0.2847), even at 577^3 x 40, 401^3 x 25 and
+// 300x577x577 x 25. In one round they lost (577^3 x 8 0.1011 against 0.0982,
+// 449^3 x 12 0.0826 against 0.0799, 321^3 x 25 0.0678 against 0.0658), and so
+// they did where S's tiles pad C less than kMinPadding times as much (801^3 x
+// 8, 896 against 832 wide, 0.2483 against 0.2395; 705^3 x 12, 768 against
+// 704, 0.2441 against 0.2306) or split the last problems (449^3 x 20 0.1374
+// against 0.1329; 577^3 x 30 0.3460 against 0.3442, though 577^3 x 20 0.2417
+// against 0.2529).
+template <typename S>
+cudaError_t OutpadsSmallTiles(const Batch& p, bool* small) {
+  constexpr double kMinPadding = 1.1;
+  *small = false;
+  if (p.count == 1 || p.Vectorized() ||
+      PaddedArea<S>(p) < kMinPadding * PaddedArea<WarpTiledSmall>(p)) {
+    return cudaSuccess;
+  }
+  int64_t slots = 0, min_split_k = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  const int64_t tiles = Tiles<S>(p);
+  if (tiles <= slots ||
+      WholeProblems(p, tiles / p.count, slots, &min_split_k) < p.count) {
+    return cudaSuccess;
+  }
+  BigTiles big = BigTiles::kNone;
+  if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
+  *small = big == BigTiles::kNone;
+  return cudaSuccess;
+}
+
 // The batch p in the tiles WithWarpTiledShape gives it from the 64-wide shape S
 // (SgemmWarpTiled), or in four-warp 64 x 64 ones where TakesQuadTilesWhole<S>
-// says so.
+// says so, or in two-warp ones where OutpadsSmallTiles<S> does.
 template <typename S>
 cudaError_t SgemmWideOrQuadTiles(const Batch& p, cudaStream_t stream) {
-  bool quad = false;
+  bool quad = false, small = false;
   if (cudaError_t error = TakesQuadTilesWhole<S>(p, &quad)) return error;
-  return quad ? SgemmWarpTiledPlanned<WarpTiledQuadFew>(p, p.count, 1, stream)
-              : SgemmWarpTiled(p, stream);
+  if (quad) {
+    return SgemmWarpTiledPlanned<WarpTiledQuadFew>(p, p.count, 1, stream);
+  }
+  if (cudaError_t error = OutpadsSmallTiles<S>(p, &small)) return error;
+  return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
 }
 
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
