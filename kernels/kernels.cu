@@ -1347,17 +1347,40 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
+// Whether the batch p's 32 x 32 tiles of one warp (WarpTiledTiny) cost less
+// than two-warp 64 x 64 ones over rounds of blocks: their padded area counted
+// kTinyCost + k * kTinyCostPerK times, as a lane's 8 x 4 outputs load more a
+// multiply-add than 8 x 8 ones do, and the longer K, the less the tiles' fixed
+// costs hide that. Fitted on an H200 to batches of 280 x K x 280 (0.81 of the
+// 64 x 64 tiles' area) and 390 x K x 390 and 401 x K x 401 (0.86), K 151 to
+// 701, 12 to 60 problems (docs/benchmarks.md, session 50): at 60 (2.3 and 4.8
+// rounds of them) the 32 x 32 tiles took 1.07-1.15, 1.20-1.25 and 1.30-1.34
+// times as long a padded element at K 151, 401 and 701. Measured against them
+// where this rule takes 64 x 64 tiles (ms): 401^3 x 25 0.1152 against 0.1298,
+// 401^3 x 60 0.2647 against 0.2849, 401x331x401 x 30 0.1148 against 0.1301,
+// 390x701x390 x 60 0.4239 against 0.4733, 400x401x400 x 64 0.2494 against
+// 0.2722, 280x701x280 x 30 0.1066 against 0.1131, 270x500x270 x 30 0.0787
+// against 0.0882, 390x251x390 x 30 even; where it keeps 32 x 32 ones,
+// 280x151x280 x 60 0.0552 against 0.0591, 401x151x401 x 60 0.1144 against
+// 0.1220, 270x401x130 x 300 (0.75 of the area) 0.3620 against 0.3914, but
+// 280x401x280 x 30 0.0695 against 0.0673.
+bool TinyTilesCostLess(const Batch& p) {
+  constexpr double kTinyCost = 1.06, kTinyCostPerK = 1.0 / 2500;
+  return PaddedArea<WarpTiledTiny>(p) * (kTinyCost + p.k * kTinyCostPerK) <
+         PaddedArea<WarpTiledSmall>(p);
+}
+
 // Sets *tiny to whether the batch p, with an operand off 16 bytes and
 // problems from 256 on a side (one side or both) and under 1024, takes 32 x 32
 // tiles of one warp (WarpTiledTiny): where they pad C under 0.8 as much as the
-// 64-wide tiles would, and from 512 on a side only where they take one round
-// of blocks. Measured on an H100 against the tiles the rules took before
-// (ms, docs/benchmarks.md, session 29): padding under 0.7 as much,
-// 270x131x130 x 30 0.0219 against 0.0299, x 300 0.1398 against 0.1687,
-// 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x 20 0.0117 against
-// 0.0200, 280x150x280 x 40 0.0390 against 0.0542, 261x100x259 x 5 0.0080
-// against 0.0118 (26 of 31 batches 5-41% ahead; 266x300x266 x 30 0.0635
-// against 0.0549, 137x500x266 x 100 0.1719 against 0.1594, three within
+// 64-wide tiles would, and take one round of blocks or, under 512 on a side,
+// cost less than two-warp 64 x 64 tiles (TinyTilesCostLess). Measured on an
+// H100 against the tiles the rules took before (ms, docs/benchmarks.md, session
+// 29): padding under 0.7 as much, 270x131x130 x 30 0.0219 against 0.0299, x 300
+// 0.1398 against 0.1687, 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x
+// 20 0.0117 against 0.0200, 280x150x280 x 40 0.0390 against 0.0542, 261x100x259
+// x 5 0.0080 against 0.0118 (26 of 31 batches 5-41% ahead; 266x300x266 x 30
+// 0.0635 against 0.0549, 137x500x266 x 100 0.1719 against 0.1594, three within
 // 1.5%); from 0.7 to 0.8, 330x131x130 x 30 0.0237 against 0.0303, 281x51x290
 // x 100 0.0512 against 0.0602, 390x130x390 x 10 0.0237 against 0.0279 (all
 // 10 ahead, by 0.8-22%). From 0.8, 3 of 6 lost up to 17% (480x481x479 x 3
@@ -1376,10 +1399,10 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
 cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
   *tiny = p.count > 1 && !p.VectorOperands() && p.m < 1024 && p.n < 1024 &&
           10 * PaddedArea<WarpTiledTiny>(p) < 8 * WidePaddedArea(p);
-  if (!*tiny || (p.m < 512 && p.n < 512)) return cudaSuccess;
+  if (!*tiny) return cudaSuccess;
   int64_t rounds = 0;
   if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
-  *tiny = rounds == 1;
+  *tiny = rounds == 1 || (p.m < 512 && p.n < 512 && TinyTilesCostLess(p));
   return cudaSuccess;
 }
 

@@ -538,7 +538,8 @@ INSTANTIATE_TEST_SUITE_P(LongSteps, GpuBatchedSgemm,
 // blocks: 30 of 300 x 301 x 301 (1 round against 2); and where the 64-wide
 // tiles pad C a tenth more over more than a round, every problem whole: 15 of
 // 529^3 with gaps of 1 (1215 blocks against 675), and 15 of 561 x 700 x 561,
-// A on 16 bytes and B not.
+// A on 16 bytes and B not; and where 32 x 32 tiles, which pad C less, would
+// take more than a round and cost more at their K: 25 of 401^3.
 INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{176, 200, 176}, 40, 4},
                                            BatchCase{{192, 256, 192}, 300, 0},
@@ -546,7 +547,8 @@ INSTANTIATE_TEST_SUITE_P(SmallTiles, GpuBatchedSgemm,
                                            BatchCase{{100, 100, 100}, 133, 0},
                                            BatchCase{{300, 301, 301}, 30, 1},
                                            BatchCase{{529, 529, 529}, 15, 1},
-                                           BatchCase{{561, 700, 561}, 15, 0}),
+                                           BatchCase{{561, 700, 561}, 15, 0},
+                                           BatchCase{{401, 401, 401}, 25, 0}),
                          BatchTestName);
 
 // Batches of problems up to 96 on a side whose 96 x 96 tiles pad C less than
