@@ -1347,27 +1347,41 @@ cudaError_t TakesTinyTilesOn16Bytes(const Batch& p, bool* tiny) {
   return cudaSuccess;
 }
 
-// Whether the batch p's 32 x 32 tiles of one warp (WarpTiledTiny) cost less
-// than two-warp 64 x 64 ones over rounds of blocks: their padded area counted
-// kTinyCost + k * kTinyCostPerK times, as a lane's 8 x 4 outputs load more a
-// multiply-add than 8 x 8 ones do, and the longer K, the less the tiles' fixed
-// costs hide that. Fitted on an H200 to batches of 280 x K x 280 (0.81 of the
-// 64 x 64 tiles' area) and 390 x K x 390 and 401 x K x 401 (0.86), K 151 to
-// 701, 12 to 60 problems (docs/benchmarks.md, session 50): at 60 (2.3 and 4.8
-// rounds of them) the 32 x 32 tiles took 1.07-1.15, 1.20-1.25 and 1.30-1.34
-// times as long a padded element at K 151, 401 and 701. Measured against them
-// where this rule takes 64 x 64 tiles (ms): 401^3 x 25 0.1152 against 0.1298,
-// 401^3 x 60 0.2647 against 0.2849, 401x331x401 x 30 0.1148 against 0.1301,
+// Sets *less to whether the batch p's 32 x 32 tiles of one warp
+// (WarpTiledTiny) cost less than two-warp 64 x 64 ones (WarpTiledSmall) over
+// rounds of blocks: where those fill their rounds under kMinSmallFill (their
+// last round part empty, or its problems split in K), or where the 32 x 32
+// tiles' padded area, counted kTinyCost + k * kTinyCostPerK times, is the
+// smaller (a lane's 8 x 4 outputs load more a multiply-add than 8 x 8 ones
+// do, and the longer K, the less the tiles' fixed costs hide that). Fitted on
+// an H200 to batches of 280 x K x 280 (0.81 of the 64 x 64 tiles' area) and
+// 390 x K x 390 and 401 x K x 401 (0.86), K 151 to 701, 12 to 60 problems
+// (docs/benchmarks.md, session 50): where the 64 x 64 tiles fill their rounds,
+// the 32 x 32 ones took 1.07-1.15, 1.20-1.25 and 1.30-1.34 times as long a
+// padded element at K 151, 401 and 701. Measured against the 32 x 32 tiles
+// where this takes the others (ms): 401^3 x 25 (0.77 full) 0.1152 against
+// 0.1298, x 60 0.2647 against 0.2849, x 28 0.1368 against 0.1462, x 15 (one
+// round) 0.0724 against 0.0870, 401x331x401 x 30 0.1148 against 0.1301,
 // 390x701x390 x 60 0.4239 against 0.4733, 400x401x400 x 64 0.2494 against
 // 0.2722, 280x701x280 x 30 0.1066 against 0.1131, 270x500x270 x 30 0.0787
-// against 0.0882, 390x251x390 x 30 even; where it keeps 32 x 32 ones,
+// against 0.0882, 390x251x390 x 30 even, but 280x501x280 x 50 (0.79 full)
+// 0.1318 against 0.1292 and 270x701x130 x 300 0.6406 against 0.6295; where it
+// keeps them, under kMinSmallFill, 401^3 x 20 (0.62) 0.1031 against 0.1105, x
+// 24 (0.74) 0.1166 against 0.1216, 401x331x401 x 20 0.0862 against 0.0947,
+// 390x391x390 x 20 0.0971 against 0.1028, 280x501x280 x 45 (0.71) 0.1138
+// against 0.1268, x 35 (0.55) 0.0983 against 0.1203; by their area,
 // 280x151x280 x 60 0.0552 against 0.0591, 401x151x401 x 60 0.1144 against
 // 0.1220, 270x401x130 x 300 (0.75 of the area) 0.3620 against 0.3914, but
 // 280x401x280 x 30 0.0695 against 0.0673.
-bool TinyTilesCostLess(const Batch& p) {
+cudaError_t TinyTilesCostLess(const Batch& p, bool* less) {
+  constexpr double kMinSmallFill = 0.75;
   constexpr double kTinyCost = 1.06, kTinyCostPerK = 1.0 / 2500;
-  return PaddedArea<WarpTiledTiny>(p) * (kTinyCost + p.k * kTinyCostPerK) <
-         PaddedArea<WarpTiledSmall>(p);
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<WarpTiledSmall>(&slots)) return error;
+  *less = RoundsFill(Tiles<WarpTiledSmall>(p), slots) < kMinSmallFill ||
+          PaddedArea<WarpTiledTiny>(p) * (kTinyCost + p.k * kTinyCostPerK) <
+              PaddedArea<WarpTiledSmall>(p);
+  return cudaSuccess;
 }
 
 // Sets *tiny to whether the batch p, with an operand off 16 bytes and
@@ -1402,8 +1416,9 @@ cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
   if (!*tiny) return cudaSuccess;
   int64_t rounds = 0;
   if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
-  *tiny = rounds == 1 || (p.m < 512 && p.n < 512 && TinyTilesCostLess(p));
-  return cudaSuccess;
+  if (rounds == 1) return cudaSuccess;
+  *tiny = p.m < 512 && p.n < 512;
+  return *tiny ? TinyTilesCostLess(p, tiny) : cudaSuccess;
 }
 
 // Sets *tiny to whether the batch p takes 32 x 32 tiles of one warp

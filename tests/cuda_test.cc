@@ -592,9 +592,10 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K in 280 x 999 x 141 x
 // 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
 // 257^3 x 3, K split in 4, the last tiles moved by 31 rows and columns and
-// adding into C element by element); and from 512 where they take one round
-// (513 x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6,
-// B on 16 bytes, 870 blocks).
+// adding into C element by element; 401 x 331 x 401 x 20 over two rounds,
+// where two-warp 64 x 64 tiles would fill theirs under three quarters); and
+// from 512 where they take one round (513 x 250 x 257 x 3; 514 x 250 x 258 x
+// 3, B in pairs; 900 x 141 x 140 x 6, B on 16 bytes, 870 blocks).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -612,7 +613,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{260, 132, 131}, 30, 0}, BatchCase{{280, 999, 141}, 10, 0},
         BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
         BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
-        BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0}),
+        BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0},
+        BatchCase{{401, 331, 401}, 20, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
