@@ -16,6 +16,16 @@
 // an SM, as they spill at three. Slower alone: a step's loads issued during the
 // step before (fewer blocks to an SM), blocks over several rows' groups that
 // reuse B's slice (fewer blocks), row strips of 32 columns and 8 warps.
+// A column strip's warp adds up its sums by a butterfly that scatters them
+// over the lanes (WarpSumScatter: 31 exchanges for 2 rows of 16 columns, where
+// 5 a sum took 160, about as many instructions as two steps of its loop).
+// Measured on an H200 against 5 exchanges a sum (ms, docs/benchmarks.md,
+// session 50): 1100x4000x527 (15 columns) 0.1253 against 0.1296,
+// 1024x1024x1030 0.0614 against 0.0628, 1000x3000x777 0.1206 against 0.1221;
+// batches cut at 16 columns, 256x256x272 x 200 0.2037 against 0.2348, and 14,
+// 258x300x270 x 200 0.2899 against 0.3197; even with one column (577^3 x 50,
+// 129x4096x129 x 100). More loads in flight a lane (8 in the wider strips),
+// or a slice's first loads issued before B's slice lands, measured within 1%.
 //
 // A strip runs beside the kernels before it in the stream, the warp-tiled
 // product of the rest of C (and a column strip beside it), whose output it
@@ -62,6 +72,33 @@ struct StripShape {
                 "whole steps a slice, whole copies per thread");
 };
 
+// Adds up kCount sums that each lane of a warp holds a part of, in a
+// butterfly over lane offsets kOffset, kOffset / 2, ... 1: while a lane holds
+// more than one, each exchange halves them (the lanes whose offset bit is set
+// keeping the upper half, and adding the other lane's part of it), then the
+// one left is added whole. Lane l returns sum l / (32 / kCount) (kCount a
+// power of 2 up to 32, kOffset 16), in kCount - 1 + 5 - log2(kCount)
+// exchanges rather than 5 a sum.
+template <int kCount, int kOffset>
+__device__ inline float WarpSumScatter(float* sums, int lane) {
+  if constexpr (kOffset == 0) {
+    return sums[0];
+  } else if constexpr (kCount == 1) {
+    sums[0] += __shfl_xor_sync(0xffffffffu, sums[0], kOffset);
+    return WarpSumScatter<1, kOffset / 2>(sums, lane);
+  } else {
+    constexpr int kHeld = kCount / 2;
+    const bool upper = lane & kOffset;
+#pragma unroll
+    for (int i = 0; i < kHeld; ++i) {
+      const float sent = upper ? sums[i] : sums[i + kHeld];
+      const float kept = upper ? sums[i + kHeld] : sums[i];
+      sums[i] = kept + __shfl_xor_sync(0xffffffffu, sent, kOffset);
+    }
+    return WarpSumScatter<kHeld, kOffset / 2>(sums, lane);
+  }
+}
+
 // C[:, 0, width) = A * B[:, 0, width) for a strip of width <= S::kWidth
 // columns (b and c point at its first column) of each problem of a strided
 // batch (problem i's A at a + i * stride_a, and so on). A is m x k with rows
@@ -70,9 +107,9 @@ struct StripShape {
 // and in it kRows rows of A, (x % row_blocks) * kRows on, and K [s, s + 1) *
 // k_per_split for s = x / row_blocks % splits (k_per_split a multiple of
 // kStep). Lane l of a warp multiplies K indices l, l + 32, l + 64, ... and the
-// warp sums its lanes' parts. Where K splits, the parts are added into C with
-// atomics (C holding zeros beforehand), so that they may run at once; else
-// they are stored.
+// warp sums its lanes' parts (WarpSumScatter). Where K splits, the parts are
+// added into C with atomics (C holding zeros beforehand), so that they may run
+// at once; else they are stored.
 template <typename S, bool kVectorB>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmStripKernel(int64_t m, int width, int64_t k,
@@ -104,6 +141,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   }
 
   float acc[S::kRowsPerWarp][S::kWidth] = {};
+  // The warp's sums, each row's padded to kSpan columns (a power of 2), and
+  // how far WarpSumScatter leaves each apart among the lanes.
+  constexpr int kSpan = S::kWidth <= 4 ? 4 : S::kWidth <= 8 ? 8 : 16;
+  constexpr int kSums = S::kRowsPerWarp * kSpan;
+  constexpr int kShift = kSums == 32 ? 0 : kSums == 16 ? 1 : 2;
+  static_assert(kSums == 8 || kSums == 16 || kSums == 32, "a butterfly");
   for (int64_t slice = k_begin; slice < k_end; slice += S::kSliceK) {
     // K indices from the slice's first: its length, and the rows staged,
     // only the strip's columns and up to the last whole step, zeros past K
@@ -165,23 +208,23 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   }
 
+  float sums[kSums];
 #pragma unroll
   for (int r = 0; r < S::kRowsPerWarp; ++r) {
-    const int64_t row = first_row + r;
 #pragma unroll
-    for (int j = 0; j < S::kWidth; ++j) {
-      if (j >= width) break;
-      float sum = acc[r][j];
-#pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) {
-        sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-      }
-      if (lane != j || row >= m) continue;
-      if (splits.divisor > 1) {
-        atomicAdd(&c[row * ldc + j], sum);
-      } else {
-        c[row * ldc + j] = sum;
-      }
+    for (int j = 0; j < kSpan; ++j) {
+      sums[r * kSpan + j] = j < S::kWidth ? acc[r][j] : 0.0f;
+    }
+  }
+  const float total = WarpSumScatter<kSums, 16>(sums, lane);
+  const int sum = lane >> kShift;
+  const int j = sum % kSpan;
+  const int64_t row = first_row + sum / kSpan;
+  if (lane % (1 << kShift) == 0 && j < width && row < m) {
+    if (splits.divisor > 1) {
+      atomicAdd(&c[row * ldc + j], total);
+    } else {
+      c[row * ldc + j] = total;
     }
   }
   WaitForPriorGrid();
