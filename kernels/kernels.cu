@@ -1810,7 +1810,8 @@ cudaError_t InnerFills(const Batch& inner, bool* fills) {
   return cudaSuccess;
 }
 
-// A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile
+// A batch whose M or N lies 1 to kMaxEdge past a multiple of kEdgeTile (or
+// N up to kMaxWideEdge, where the whole 64s' 64-wide tiles pad C less)
 // computes the whole kEdgeTiles of both as a batch of its own, and the rows
 // and columns past them as strips beside it (sgemm_strip.cuh), in place of a
 // row or column of tiles that is mostly padding. Measured on an H100 against
@@ -1819,19 +1820,29 @@ cudaError_t InnerFills(const Batch& inner, bool* fills) {
 // 0.0876, 257^3 x 236 0.2967 against 0.3515, 260^3 x 43 0.0606 against
 // 0.0729, 260^3 x 228 0.2726 against 0.2921, 513^3 x 30 0.2543 against
 // 0.2880, 1025^3 x 4 0.2423 against 0.2635, 2049^3 x 2 0.8343 against 0.8654.
-// Wider strips lost, their kernels slower than tiles (272^3 x 37, 16 rows and
-// columns, 0.0710 against 0.0614; 333^3 x 108, 13, 0.3398 against 0.2614;
+// Wider strips lost then, their kernels slower than tiles (272^3 x 37, 16 rows
+// and columns, 0.0710 against 0.0614; 333^3 x 108, 13, 0.3398 against 0.2614;
 // 136^3 x 1000, 8, 0.2604 against 0.2506; 70^3 x 2048, 6, 0.2202 against
-// 0.1812). The whole 64s are cut off only where they fill a round
-// (InnerFills), and are planned as any batch, K split where the rules say so
-// (C zeroed problem by problem, ZeroC). Measured on an H200 against the plan
-// before, which kept every problem whole because their C are not one matrix,
-// and so took 128 x 128 tiles one to an SM where those fit (ms, session 39):
-// 900^3 x 5 0.1898 against 0.2196, 769^3 x 3 (four-warp tiles for 128 x 128)
-// 0.0930 against 0.1117, 1540^3 x 2 0.3450 against 0.3641, 513^3 x 30 0.2482
-// against 0.2512; 130x1000x129 x 100 lost (0.1615 against 0.1490; cuBLAS
-// 0.1789), whose strips had run on the 32 SMs that its 100 tiles one to an
-// SM left. On an H100 with K whole, from half a round they lost (644^3 x 3,
+// 0.1812). With column strips that sum by a scattering butterfly, 5 to 16
+// columns measured on an H200 against the batch uncut (ms, docs/benchmarks.md,
+// session 50): 256x256x272 x 200 0.2037 against 0.2132, 258x300x270 x 200
+// 0.2899 against 0.3119, 384x384x396 x 71 0.1964 against 0.2243, 512x512x520 x
+// 30 0.1909 against 0.2174, 640x640x650 x 15 0.1998 against 0.2244,
+// 1024x1024x1030 x 4 0.1894 against 0.1960, 770x770x780 x 9 0.2161 against
+// 0.2282, 512x1000x525 x 20 0.2899 against 0.3042, 2048x256x266 x 30 0.2408
+// against 0.2549; where the whole 64s' 64-wide tiles pad C as much as the
+// batch's, they lost: 320x333x333 x 108 0.2642 against 0.2326, 576x577x590 x
+// 50 0.5394 against 0.5023, 448x448x460 x 44 0.2122 against 0.2051 (the
+// batches uncut in another run, the same day). The whole 64s are cut off only
+// where they fill a round (InnerFills), and are planned as any batch, K split
+// where the rules say so (C zeroed problem by problem, ZeroC). Measured on an
+// H200 against the plan before, which kept every problem whole because their C
+// are not one matrix, and so took 128 x 128 tiles one to an SM where those fit
+// (ms, session 39): 900^3 x 5 0.1898 against 0.2196, 769^3 x 3 (four-warp tiles
+// for 128 x 128) 0.0930 against 0.1117, 1540^3 x 2 0.3450 against 0.3641, 513^3
+// x 30 0.2482 against 0.2512; 130x1000x129 x 100 lost (0.1615 against 0.1490;
+// cuBLAS 0.1789), whose strips had run on the 32 SMs that its 100 tiles one to
+// an SM left. On an H100 with K whole, from half a round they lost (644^3 x 3,
 // 75 tiles, 0.0724 against 0.0569; 772^3 x 2, 72, 0.0840 against 0.0690),
 // and 257^3 x 3 (12) 0.0233 against 0.0184. The whole 64s are at least 128
 // on a side and K at most INT_MAX / 2, so that they take the warp-tiled
@@ -1840,12 +1851,16 @@ cudaError_t InnerFills(const Batch& inner, bool* fills) {
 cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
   constexpr int64_t kEdgeTile = 64;
   constexpr int64_t kMaxEdge = 4;
+  constexpr int64_t kMaxWideEdge = 16;
   const int64_t rows = p.m % kEdgeTile, cols = p.n % kEdgeTile;
   Batch inner = p;
   inner.m -= rows;
   inner.n -= cols;
+  const bool cut_cols =
+      cols <= kMaxEdge ||
+      (cols <= kMaxWideEdge && WidePaddedArea(inner) < WidePaddedArea(p));
   if (p.count == 1 || inner.m < 128 || inner.n < 128 || p.k > INT_MAX / 2 ||
-      rows > kMaxEdge || cols > kMaxEdge || rows + cols == 0) {
+      rows > kMaxEdge || !cut_cols || rows + cols == 0) {
     return SgemmBatchTiles(p, stream);
   }
   bool fills = false;

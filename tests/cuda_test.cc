@@ -760,20 +760,23 @@ INSTANTIATE_TEST_SUITE_P(
 // remainder (132 x 1000 x 130). Whole 64s of 98 tiles by area on 16 bytes
 // with gaps of 4, which split K into C zeroed problem by problem (900^3 x 2),
 // and element by element in four-warp tiles (769^3 x 3). K of two slices of
-// the strips' staged operand, the second short (577 x 1100 x 578 x 4).
-INSTANTIATE_TEST_SUITE_P(EdgeStrips, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{129, 129, 129}, 100, 1},
-                                           BatchCase{{260, 100, 196}, 30, 4},
-                                           BatchCase{{132, 77, 132}, 100, 4},
-                                           BatchCase{{131, 300, 194}, 100, 1},
-                                           BatchCase{{196, 64, 196}, 100, 0},
-                                           BatchCase{{1024, 1024, 1028}, 2, 0},
-                                           BatchCase{{258, 50, 256}, 40, 0},
-                                           BatchCase{{132, 1000, 130}, 100, 1},
-                                           BatchCase{{900, 900, 900}, 2, 4},
-                                           BatchCase{{769, 769, 769}, 3, 0},
-                                           BatchCase{{577, 1100, 578}, 4, 1}),
-                         BatchTestName);
+// the strips' staged operand, the second short (577 x 1100 x 578 x 4). Columns
+// 5 to 16 past a multiple of 64 where the 64-wide tiles of the whole 64s pad
+// C less: 16 on 16 bytes (256 x 256 x 272 x 30), 14 element by element with 2
+// rows (258 x 300 x 270 x 30 with gaps of 1), 9 (384 x 300 x 393 x 12) and 6
+// in pairs (512 x 200 x 518 x 8).
+INSTANTIATE_TEST_SUITE_P(
+    EdgeStrips, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{129, 129, 129}, 100, 1}, BatchCase{{260, 100, 196}, 30, 4},
+        BatchCase{{132, 77, 132}, 100, 4}, BatchCase{{131, 300, 194}, 100, 1},
+        BatchCase{{196, 64, 196}, 100, 0}, BatchCase{{1024, 1024, 1028}, 2, 0},
+        BatchCase{{258, 50, 256}, 40, 0}, BatchCase{{132, 1000, 130}, 100, 1},
+        BatchCase{{900, 900, 900}, 2, 4}, BatchCase{{769, 769, 769}, 3, 0},
+        BatchCase{{577, 1100, 578}, 4, 1}, BatchCase{{256, 256, 272}, 30, 0},
+        BatchCase{{258, 300, 270}, 30, 1}, BatchCase{{384, 300, 393}, 12, 0},
+        BatchCase{{512, 200, 518}, 8, 0}),
+    BatchTestName);
 
 // Batches whose rows start on 8 bytes but not all on 16 (even sizes off a
 // multiple of 4, or gaps of 2) copy them in 8-byte pairs on warp-tiled
