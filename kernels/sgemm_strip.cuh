@@ -141,12 +141,6 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   }
 
   float acc[S::kRowsPerWarp][S::kWidth] = {};
-  // The warp's sums, each row's padded to kSpan columns (a power of 2), and
-  // how far WarpSumScatter leaves each apart among the lanes.
-  constexpr int kSpan = S::kWidth <= 4 ? 4 : S::kWidth <= 8 ? 8 : 16;
-  constexpr int kSums = S::kRowsPerWarp * kSpan;
-  constexpr int kShift = kSums == 32 ? 0 : kSums == 16 ? 1 : 2;
-  static_assert(kSums == 8 || kSums == 16 || kSums == 32, "a butterfly");
   for (int64_t slice = k_begin; slice < k_end; slice += S::kSliceK) {
     // K indices from the slice's first: its length, and the rows staged,
     // only the strip's columns and up to the last whole step, zeros past K
@@ -208,6 +202,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   }
 
+  // The warp's sums, each row's padded to kSpan columns (a power of 2), and
+  // how far WarpSumScatter leaves each apart among the lanes.
+  constexpr int kSpan = S::kWidth <= 4 ? 4 : S::kWidth <= 8 ? 8 : 16;
+  constexpr int kSums = S::kRowsPerWarp * kSpan;
+  constexpr int kShift = kSums == 32 ? 0 : kSums == 16 ? 1 : 2;
+  static_assert(kSums == 8 || kSums == 16 || kSums == 32, "a butterfly");
   float sums[kSums];
 #pragma unroll
   for (int r = 0; r < S::kRowsPerWarp; ++r) {
