@@ -203,10 +203,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   }
 
   // The warp's sums, each row's padded to kSpan columns (a power of 2), and
-  // how far WarpSumScatter leaves each apart among the lanes.
+  // how many lanes WarpSumScatter leaves each on.
   constexpr int kSpan = S::kWidth <= 4 ? 4 : S::kWidth <= 8 ? 8 : 16;
   constexpr int kSums = S::kRowsPerWarp * kSpan;
-  constexpr int kShift = kSums == 32 ? 0 : kSums == 16 ? 1 : 2;
+  constexpr int kLanesPerSum = 32 / kSums;
   static_assert(kSums == 8 || kSums == 16 || kSums == 32, "a butterfly");
   float sums[kSums];
 #pragma unroll
@@ -217,10 +217,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
   }
   const float total = WarpSumScatter<kSums, 16>(sums, lane);
-  const int sum = lane >> kShift;
+  const int sum = lane / kLanesPerSum;
   const int j = sum % kSpan;
   const int64_t row = first_row + sum / kSpan;
-  if (lane % (1 << kShift) == 0 && j < width && row < m) {
+  if (lane % kLanesPerSum == 0 && j < width && row < m) {
     if (splits.divisor > 1) {
       atomicAdd(&c[row * ldc + j], total);
     } else {
