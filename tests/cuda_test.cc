@@ -593,9 +593,11 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
 // 257^3 x 3, K split in 4, the last tiles moved by 31 rows and columns and
 // adding into C element by element; 401 x 331 x 401 x 20 over two rounds,
-// where two-warp 64 x 64 tiles would fill theirs under three quarters); and
-// from 512 where they take one round (513 x 250 x 257 x 3; 514 x 250 x 258 x
-// 3, B in pairs; 900 x 141 x 140 x 6, B on 16 bytes, 870 blocks).
+// where two-warp 64 x 64 tiles would fill theirs under three quarters; 401^3
+// x 9 in one round, 12 one-warp blocks an SM putting fewer warps on a
+// scheduler than 4 four-warp ones); and from 512 where they take one round (513
+// x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6, B on
+// 16 bytes, 870 blocks).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -614,7 +616,7 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
         BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
         BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0},
-        BatchCase{{401, 331, 401}, 20, 0}),
+        BatchCase{{401, 331, 401}, 20, 0}, BatchCase{{401, 401, 401}, 9, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
@@ -661,6 +663,10 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // and B's on 16 bytes: in place of 64-wide tiles where the blocks come to four
 // on an SM (300 x 301 x 300 x 20, 500 blocks), and of 128 x 128 tiles one to
 // an SM where they come to three and K is short (440 x 441 x 440 x 8, 392).
+// In place of a round of 32 x 32 tiles whose one-warp blocks put as many
+// warps on an SM's busiest scheduler: 401^3 x 10 (1690 of them, 13 on some
+// SMs, against 490 four-warp blocks) and 270 x 501 x 270 x 20 with gaps of 1
+// (1620 against 500).
 INSTANTIATE_TEST_SUITE_P(
     QuadTilesWholeK, GpuBatchedSgemm,
     ::testing::Values(
@@ -669,7 +675,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{700, 301, 350}, 3, 0}, BatchCase{{302, 303, 302}, 16, 1},
         BatchCase{{450, 451, 450}, 7, 0}, BatchCase{{1001, 100, 1001}, 2, 1},
         BatchCase{{450, 451, 450}, 10, 0}, BatchCase{{700, 3001, 350}, 3, 0},
-        BatchCase{{300, 301, 300}, 20, 0}, BatchCase{{440, 441, 440}, 8, 0}),
+        BatchCase{{300, 301, 300}, 20, 0}, BatchCase{{440, 441, 440}, 8, 0},
+        BatchCase{{401, 401, 401}, 10, 0}, BatchCase{{270, 501, 270}, 20, 1}),
     BatchTestName);
 
 // The four-warp 64 x 64 tiles four to an SM copy unchecked steps in four
