@@ -1384,46 +1384,16 @@ cudaError_t TinyTilesCostLess(const Batch& p, bool* less) {
   return cudaSuccess;
 }
 
-// Where K passes kMaxQuadWholeK, four-warp 64 x 64 tiles with K whole
-// (TakesQuadTilesWhole) are not taken: there the tiles the other rules give (K
-// split, or 128 x 128 ones) led. Measured on an H100 against the four-warp
-// tiles (ms, docs/benchmarks.md, session 37): 700x3001x350 x 3 0.1106 against
-// 0.1911, 450x3001x450 x 5 0.1945 against 0.2462, 600x2500x601 x 4 0.2240
-// against 0.2662, 330x2001x330 x 12 0.1812 against 0.2141, 513x2100x517 x 5
-// 0.1985 against 0.2293, 318x2001x318 x 16 0.1937 against 0.2150, 511x2047x511
-// x 6 0.1592 against 0.1771, 1001x4001x1001 x 2 0.4140 against 0.4244; even at
-// 800x3001x802 x 3 and 900x3700x901 x 2. With shorter K they led or measured
-// even: 300x1000x301 x 12 0.0890 against 0.0996, 300x1300x301 x 12 0.1126
-// against 0.1197, 513x1100x517 x 5 0.1215 against 0.1257; even from 1400 to
-// 1800 (1001x1800x1001 x 2, 900x1700x901 x 2, 400x1700x401 x 8); behind only at
-// 450x1501x450 x 5 (0.1278 against 0.1140) and 600x1300x601 x 4 (0.1423 against
-// 0.1322), though 300x1300x301 x 12 led with them at that K.
-constexpr int64_t kMaxQuadWholeK = 2000;
-
-// Whether four-warp 64 x 64 tiles with K whole (WarpTiledQuadFew) may take
-// the batch p in place of 64-wide ones, as TakesQuadTilesWhole says before it
-// weighs 128 x 128 tiles: several problems, K at most kMaxQuadWholeK, C's rows
-// off 16 bytes or A's element by element, and the blocks from three to every
-// two SMs up to one round.
-cudaError_t QuadTilesMayTake(const Batch& p, bool* may) {
-  *may = false;
-  if (p.count == 1 || p.k > kMaxQuadWholeK ||
-      (p.VectorC() && p.WidthA() != 1)) {
-    return cudaSuccess;
-  }
-  int64_t sms = 0, slots = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&slots)) {
-    return error;
-  }
-  const int64_t tiles = Tiles<WarpTiledQuadFew>(p);
-  *may = 2 * tiles >= 3 * sms && tiles <= slots;
-  return cudaSuccess;
-}
+// Sets *quad to whether the batch p takes four-warp 64 x 64 tiles with K whole
+// in place of the tiles of the 64-wide shape S (defined below, among the
+// rules for four-warp tiles).
+template <typename S>
+cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad);
 
 // Sets *tiny to whether the batch p keeps its one round of 32 x 32 tiles of
-// one warp (WarpTiledTiny) where four-warp 64 x 64 tiles may take it
-// (QuadTilesMayTake): where the one-warp blocks put fewer warps on an SM's
+// one warp (WarpTiledTiny) where the tiles it would take otherwise are the
+// four-warp 64 x 64 ones that TakesQuadTilesWhole<S> gives in place of the
+// 64-wide shape S: where the one-warp blocks put fewer warps on an SM's
 // busiest scheduler than the four-warp blocks do. Each of an SM's
 // kSchedulersPerSm schedulers issues for its own warps; a four-warp block
 // gives each one warp, but a one-warp block gives one scheduler all of its
@@ -1435,59 +1405,70 @@ cudaError_t QuadTilesMayTake(const Batch& p, bool* may) {
 // 390x391x390 x 10 0.0487 against 0.0559, 401x601x401 x 10 0.0714 against
 // 0.0854, 401x251x401 x 8 0.0294 against 0.0312, 401x401x270 x 15 0.0509
 // against 0.0589, 270x501x270 x 20 0.0601 against 0.0682, 270x801x270 x 20
-// 0.0911 against 0.1092, 260x601x260 x 20 0.0677 against 0.0777; fewer, kept:
+// 0.0911 against 0.1092, 260x601x260 x 20 0.0677 against 0.0777, at short K
+// 390x130x390 x 10 0.0204 against 0.0233, 401x100x401 x 10 0.0172 against
+// 0.0195, 270x64x270 x 20 0.0120 against 0.0130, from 512 514x301x386 x 4
+// 0.0209 against 0.0280, 650x250x258 x 4 0.0183 against 0.0201 (but
+// 401x131x401 x 8 0.0196 against 0.0191; 401x51x401 x 10 even); fewer, kept:
 // 401^3 x 9 0.0487 against 0.0512, x 6 0.0389 against 0.0420, 401x601x401 x 6
 // 0.0538 against 0.0551, 270x501x270 x 16 0.0523 against 0.0602, x 12 0.0412
-// against 0.0466, 270x271x270 x 16 0.0310 against 0.0341.
+// against 0.0466, 270x271x270 x 16 0.0310 against 0.0341. Where S is not
+// 64-wide (the batch would take two-warp 64 x 64 tiles), it keeps them.
+template <typename S>
 cudaError_t TinyTilesFewerWarpsPerScheduler(const Batch& p, bool* tiny) {
   constexpr int64_t kSchedulersPerSm = 4;
   *tiny = true;
-  bool quad = false;
-  if (cudaError_t error = QuadTilesMayTake(p, &quad)) return error;
-  if (!quad) return cudaSuccess;
-  int64_t sms = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t tiny_warps =
-      CeilDiv(CeilDiv(Tiles<WarpTiledTiny>(p), sms), kSchedulersPerSm);
-  *tiny = tiny_warps < CeilDiv(Tiles<WarpTiledQuadFew>(p), sms);
+  if constexpr (std::is_same_v<S, WarpTiledWide> ||
+                std::is_same_v<S, WarpTiledTall>) {
+    bool quad = false;
+    if (cudaError_t error = TakesQuadTilesWhole<S>(p, &quad)) return error;
+    if (!quad) return cudaSuccess;
+    int64_t sms = 0;
+    if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+    const int64_t tiny_warps =
+        CeilDiv(CeilDiv(Tiles<WarpTiledTiny>(p), sms), kSchedulersPerSm);
+    *tiny = tiny_warps < CeilDiv(Tiles<WarpTiledQuadFew>(p), sms);
+  }
   return cudaSuccess;
 }
 
 // Sets *tiny to whether the batch p, with an operand off 16 bytes and
 // problems from 256 on a side (one side or both) and under 1024, takes 32 x 32
-// tiles of one warp (WarpTiledTiny): where they pad C under 0.8 as much as the
-// 64-wide tiles would, and take one round of blocks (where four-warp 64 x 64
-// tiles may take the batch, with fewer warps on an SM's busiest scheduler:
-// TinyTilesFewerWarpsPerScheduler) or, under 512 on a side, cost less than
-// two-warp 64 x 64 tiles (TinyTilesCostLess). Measured on an H100 against the
-// tiles the rules took before (ms, docs/benchmarks.md, session 29): padding
-// under 0.7 as much, 270x131x130 x 30 0.0219 against 0.0299, x 300 0.1398
-// against 0.1687, 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x 20
-// 0.0117 against 0.0200, 280x150x280 x 40 0.0390 against 0.0542, 261x100x259 x
-// 5 0.0080 against 0.0118 (26 of 31 batches 5-41% ahead; 266x300x266 x 30
-// 0.0635 against 0.0549, 137x500x266 x 100 0.1719 against 0.1594, three
-// within 1.5%); from 0.7 to 0.8, 330x131x130 x 30 0.0237 against 0.0303,
-// 281x51x290 x 100 0.0512 against 0.0602, 390x130x390 x 10 0.0237 against
-// 0.0279 (all 10 ahead, by 0.8-22%). From 0.8, 3 of 6 lost up to 17%
-// (480x481x479 x 3 0.0372 against 0.0317, 330x97x330 x 20 0.0281 against
-// 0.0248, 300x301x301 x 100 0.2094 against 0.1921). On 16 bytes, under 0.8, 8
-// of 11 batches lost 6-17% (272x132x132 x 30 0.0239 against 0.0206, 450x100x140
-// x 30 0.0303 against 0.0274), so those keep their tiles. From 512 on a side
-// (session 34, the landed rule against e3171d6, ms): in one round, 514x250x258
-// x 3 0.0140 against 0.0203, x 6 0.0216 against 0.0318, x 12 0.0378 against
-// 0.0471, 513x250x257 x 3 0.0148 against 0.0214, 530x251x260 x 3 0.0140 against
-// 0.0215, x 10 0.0336 against 0.0415, 900x141x140 x 6 0.0132 against 0.0224,
+// tiles of one warp (WarpTiledTiny) rather than shape S: where they pad C under
+// 0.8 as much as the 64-wide tiles would, and take one round of blocks (where
+// four-warp 64 x 64 tiles would take the batch in place of S's, with fewer
+// warps on an SM's busiest scheduler: TinyTilesFewerWarpsPerScheduler) or,
+// under 512 on a side, cost less than two-warp 64 x 64 tiles
+// (TinyTilesCostLess). Measured on an H100 against the tiles the rules took
+// before (ms, docs/benchmarks.md, session 29): padding under 0.7 as much,
+// 270x131x130 x 30 0.0219 against 0.0299, x 300 0.1398 against 0.1687,
+// 400x101x130 x 50 0.0330 against 0.0462, 290x101x150 x 20 0.0117 against
+// 0.0200, 280x150x280 x 40 0.0390 against 0.0542, 261x100x259 x 5 0.0080
+// against 0.0118 (26 of 31 batches 5-41% ahead; 266x300x266 x 30 0.0635 against
+// 0.0549, 137x500x266 x 100 0.1719 against 0.1594, three within 1.5%); from 0.7
+// to 0.8, 330x131x130 x 30 0.0237 against 0.0303, 281x51x290 x 100 0.0512
+// against 0.0602, 390x130x390 x 10 0.0237 against 0.0279 (all 10 ahead, by
+// 0.8-22%). From 0.8, 3 of 6 lost up to 17% (480x481x479 x 3 0.0372 against
+// 0.0317, 330x97x330 x 20 0.0281 against 0.0248, 300x301x301 x 100 0.2094
+// against 0.1921). On 16 bytes, under 0.8, 8 of 11 batches lost 6-17%
+// (272x132x132 x 30 0.0239 against 0.0206, 450x100x140 x 30 0.0303 against
+// 0.0274), so those keep their tiles. From 512 on a side (session 34, the
+// landed rule against e3171d6, ms): in one round, 514x250x258 x 3 0.0140
+// against 0.0203, x 6 0.0216 against 0.0318, x 12 0.0378 against 0.0471,
+// 513x250x257 x 3 0.0148 against 0.0214, 530x251x260 x 3 0.0140 against 0.0215,
+// x 10 0.0336 against 0.0415, 900x141x140 x 6 0.0132 against 0.0224,
 // 530x131x130 x 20 0.0234 against 0.0310, 800x161x160 x 8 0.0152 against
 // 0.0241, 514x301x386 x 4 0.0285 against 0.0358, 650x250x258 x 4 0.0205 against
 // 0.0207; in three rounds (a scratch build that forced them), 514x250x258 x 40
 // 0.1122 against 0.1043.
+template <typename S>
 cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
   *tiny = p.count > 1 && !p.VectorOperands() && p.m < 1024 && p.n < 1024 &&
           10 * PaddedArea<WarpTiledTiny>(p) < 8 * WidePaddedArea(p);
   if (!*tiny) return cudaSuccess;
   int64_t rounds = 0;
   if (cudaError_t error = Rounds<WarpTiledTiny>(p, &rounds)) return error;
-  if (rounds == 1) return TinyTilesFewerWarpsPerScheduler(p, tiny);
+  if (rounds == 1) return TinyTilesFewerWarpsPerScheduler<S>(p, tiny);
   *tiny = p.m < 512 && p.n < 512;
   return *tiny ? TinyTilesCostLess(p, tiny) : cudaSuccess;
 }
@@ -1520,7 +1501,7 @@ cudaError_t TakesTinyTilesFrom256(const Batch& p, bool* tiny) {
 template <typename S>
 cudaError_t TakesTinyTiles(const Batch& p, bool* tiny) {
   *tiny = false;
-  if (!OneWarpTilesMayTake(p)) return TakesTinyTilesFrom256(p, tiny);
+  if (!OneWarpTilesMayTake(p)) return TakesTinyTilesFrom256<S>(p, tiny);
   if (p.VectorOperands()) {
     if (p.m <= 64 && p.n <= 64) return cudaSuccess;
     return TakesTinyTilesOn16Bytes<S>(p, tiny);
@@ -1680,8 +1661,22 @@ cudaError_t SgemmQuadTiles(const Batch& p, cudaStream_t stream) {
 // 511^3 x 30 0.2313 against 0.2080, 1001^3 x 4 0.2208 against 0.2061; with C
 // on 16 bytes, from 34% slower to 27% faster (400x401x400 x 6 0.0427 against
 // 0.0319, 300x301x300 x 20 0.0377 against 0.0519) over 21 batches, no rule
-// found then (session 38's is below kMaxQuadOverBigK). Nor are they taken
-// where K passes kMaxQuadWholeK (QuadTilesMayTake).
+// found then (session 38's is below kMaxQuadOverBigK).
+//
+// Where K passes kMaxQuadWholeK they are not taken: there the tiles the other
+// rules give (K split, or 128 x 128 ones) led. Measured on an H100 against the
+// four-warp tiles (ms, docs/benchmarks.md, session 37): 700x3001x350 x 3 0.1106
+// against 0.1911, 450x3001x450 x 5 0.1945 against 0.2462, 600x2500x601 x 4
+// 0.2240 against 0.2662, 330x2001x330 x 12 0.1812 against 0.2141, 513x2100x517
+// x 5 0.1985 against 0.2293, 318x2001x318 x 16 0.1937 against 0.2150,
+// 511x2047x511 x 6 0.1592 against 0.1771, 1001x4001x1001 x 2 0.4140 against
+// 0.4244; even at 800x3001x802 x 3 and 900x3700x901 x 2. With shorter K they
+// led or measured even: 300x1000x301 x 12 0.0890 against 0.0996, 300x1300x301 x
+// 12 0.1126 against 0.1197, 513x1100x517 x 5 0.1215 against 0.1257; even from
+// 1400 to 1800 (1001x1800x1001 x 2, 900x1700x901 x 2, 400x1700x401 x 8); behind
+// only at 450x1501x450 x 5 (0.1278 against 0.1140) and 600x1300x601 x 4 (0.1423
+// against 0.1322), though 300x1300x301 x 12 led with them at that K.
+constexpr int64_t kMaxQuadWholeK = 2000;
 
 // With their copies interleaved (session 38), the 128 x 128 tiles one to an SM
 // led where the four-warp blocks come to four on an SM, or K passes 512, and
@@ -1711,12 +1706,18 @@ constexpr int64_t kMaxQuadOverBigK = 512;
 
 template <typename S>
 cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad) {
-  if (cudaError_t error = QuadTilesMayTake(p, quad)) return error;
-  if (!*quad) return cudaSuccess;
   *quad = false;
-  int64_t sms = 0;
+  if (p.count == 1 || p.k > kMaxQuadWholeK ||
+      (p.VectorC() && p.WidthA() != 1)) {
+    return cudaSuccess;
+  }
+  int64_t sms = 0, slots = 0;
   if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  if (cudaError_t error = WarpTiledSlots<WarpTiledQuadFew>(&slots)) {
+    return error;
+  }
   const int64_t tiles = Tiles<WarpTiledQuadFew>(p);
+  if (2 * tiles < 3 * sms || tiles > slots) return cudaSuccess;
   BigTiles big = BigTiles::kNone;
   if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
   const bool four_on_an_sm =

@@ -597,7 +597,8 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // x 9 in one round, 12 one-warp blocks an SM putting fewer warps on a
 // scheduler than 4 four-warp ones); and from 512 where they take one round (513
 // x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6, B on
-// 16 bytes, 870 blocks).
+// 16 bytes, 870 blocks; 514 x 150 x 386 x 4, A in pairs, whose 64-wide tiles
+// would give way to 128 x 128 ones, not four-warp 64 x 64 ones).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -616,7 +617,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
         BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
         BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0},
-        BatchCase{{401, 331, 401}, 20, 0}, BatchCase{{401, 401, 401}, 9, 0}),
+        BatchCase{{401, 331, 401}, 20, 0}, BatchCase{{401, 401, 401}, 9, 0},
+        BatchCase{{514, 150, 386}, 4, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
@@ -665,8 +667,8 @@ INSTANTIATE_TEST_SUITE_P(QuadTiles, GpuBatchedSgemm,
 // an SM where they come to three and K is short (440 x 441 x 440 x 8, 392).
 // In place of a round of 32 x 32 tiles whose one-warp blocks put as many
 // warps on an SM's busiest scheduler: 401^3 x 10 (1690 of them, 13 on some
-// SMs, against 490 four-warp blocks) and 270 x 501 x 270 x 20 with gaps of 1
-// (1620 against 500).
+// SMs, against 490 four-warp blocks), 270 x 501 x 270 x 20 with gaps of 1
+// (1620 against 500) and 514 x 301 x 386 x 4 (884 against 252).
 INSTANTIATE_TEST_SUITE_P(
     QuadTilesWholeK, GpuBatchedSgemm,
     ::testing::Values(
@@ -676,7 +678,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{450, 451, 450}, 7, 0}, BatchCase{{1001, 100, 1001}, 2, 1},
         BatchCase{{450, 451, 450}, 10, 0}, BatchCase{{700, 3001, 350}, 3, 0},
         BatchCase{{300, 301, 300}, 20, 0}, BatchCase{{440, 441, 440}, 8, 0},
-        BatchCase{{401, 401, 401}, 10, 0}, BatchCase{{270, 501, 270}, 20, 1}),
+        BatchCase{{401, 401, 401}, 10, 0}, BatchCase{{270, 501, 270}, 20, 1},
+        BatchCase{{514, 301, 386}, 4, 0}),
     BatchTestName);
 
 // The four-warp 64 x 64 tiles four to an SM copy unchecked steps in four
