@@ -1412,8 +1412,9 @@ cudaError_t TakesQuadTilesWhole(const Batch& p, bool* quad);
 // 401x131x401 x 8 0.0196 against 0.0191; 401x51x401 x 10 even); fewer, kept:
 // 401^3 x 9 0.0487 against 0.0512, x 6 0.0389 against 0.0420, 401x601x401 x 6
 // 0.0538 against 0.0551, 270x501x270 x 16 0.0523 against 0.0602, x 12 0.0412
-// against 0.0466, 270x271x270 x 16 0.0310 against 0.0341. Where S is not
-// 64-wide (the batch would take two-warp 64 x 64 tiles), it keeps them.
+// against 0.0466, 270x271x270 x 16 0.0310 against 0.0341. Where S is not a
+// 64-wide shape (the batch's other tiles would be two-warp 64 x 64 ones), the
+// 32 x 32 tiles stay.
 template <typename S>
 cudaError_t TinyTilesFewerWarpsPerScheduler(const Batch& p, bool* tiny) {
   constexpr int64_t kSchedulersPerSm = 4;
