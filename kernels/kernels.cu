@@ -1790,12 +1790,41 @@ cudaError_t SgemmWideOrQuadTiles(const Batch& p, cudaStream_t stream) {
   return small ? SgemmWarpTiledSmall(p, stream) : SgemmWarpTiled(p, stream);
 }
 
+// Runs p in 32 x 32 tiles of one warp, their steps unrolled
+// (WarpTiledTinyUnrolled) where the batch's tiles give each SM at least
+// kMinUnrolledBlocksPerSm of their blocks (of the 16 that fit) and K takes at
+// least kMinUnrolledSteps steps: with fewer blocks, fewer warps hide the longer
+// loop's instruction fetches; with fewer steps, the loop runs too few times to
+// pay for its longer way in and out. Measured on an H200 against steps not
+// unrolled (ms, two rounds, docs/benchmarks.md, session 52): of 31 batches
+// from both, 19 gained 1-7% (160x100x170 x 100 0.0296 against 0.0318,
+// 135x136x137 x 200 0.0530 against 0.0565, 77^3 x 300 0.0229 against 0.0240,
+// 90x1000x91 x 200 0.1241 against 0.1293, 136^3 x 1000 0.2197 against 0.2263,
+// 514x250x258 x 6 0.0198 against 0.0204, 401^3 x 9 0.0477 against 0.0488),
+// 11 were within 1%, and 390x130x390 x 10 lost 1% in one run (0.0203 against
+// 0.0201) but not in another; under 9 steps, 33x35x33 x 198 lost 3% (0.0062
+// against 0.0060), 60x61x60 x 200 and 281x51x290 x 100 1% (70^3 x 100 even);
+// under 3.5 blocks an SM, all 6 batches lost 1-13% (33x35x33 x 100 0.0057
+// against 0.0050, 50^3 x 100 0.0063 against 0.0059, 250x251x250 x 5 0.0139
+// against 0.0135).
+cudaError_t SgemmTinyTiles(const Batch& p, cudaStream_t stream) {
+  constexpr int64_t kMinUnrolledBlocksPerSm = 6;
+  constexpr int64_t kMinUnrolledSteps = 9;
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  const bool unrolled =
+      Tiles<WarpTiledTiny>(p) >= kMinUnrolledBlocksPerSm * sms &&
+      p.k >= kMinUnrolledSteps * WarpTiledTiny::kBlockK;
+  return unrolled ? SgemmWarpTiledAs<WarpTiledTinyUnrolled>(p, stream)
+                  : SgemmWarpTiledAs<WarpTiledTiny>(p, stream);
+}
+
 // Runs p in 32 x 32 tiles where TakesTinyTiles<S> says so, else by `launch`.
 template <typename S, typename Launch>
 cudaError_t TinyTilesOr(const Batch& p, cudaStream_t stream, Launch launch) {
   bool tiny = false;
   if (cudaError_t error = TakesTinyTiles<S>(p, &tiny)) return error;
-  return tiny ? SgemmWarpTiledAs<WarpTiledTiny>(p, stream) : launch();
+  return tiny ? SgemmTinyTiles(p, stream) : launch();
 }
 
 // The batch p in warp-tiled blocks of the shape its sides take.

@@ -352,6 +352,19 @@ using WarpTiledMid = WarpTiledShape<96, 96, 8, 32, 96, 3, 4, 4, 3>;
 // 250x251x250 x 5 (0.0148 against 0.0146) and 90x1000x91 x 200 (0.1257 against
 // 0.1245). Built at ptxas -O3 (sgemm_warp_tiled_o3.cu).
 using WarpTiledTiny = WarpTiledShape<32, 32, 8, 32, 32, 3, 16, 4, 1>;
+// Shape S with its main loop's steps unrolled by the ring's stages, a loop
+// three times as long whose copies and stage offsets take fewer instructions
+// a step (the one-warp 32 x 32 tiles' loop: 475 a step against 501, for 256
+// FFMAs). For batches that give each SM blocks enough to hide the longer
+// loop's instruction fetches (SgemmTinyTiles in kernels.cu). Unrolled in every
+// warp-tiled shape, the others lost up to 43% (ms, docs/benchmarks.md,
+// session 52: 256x1024x256 x 200 0.8107 against 0.5679, 401^3 x 10 0.0540
+// against 0.0512).
+template <typename S>
+struct UnrolledSteps : S {
+  static constexpr int kUnrolledSteps = S::kStages;
+};
+using WarpTiledTinyUnrolled = UnrolledSteps<WarpTiledTiny>;
 // Batches with an operand element by element whose problems 64 x 64 tiles pad
 // less than 32 x 32 ones (up to 127 on a side) or than 64-wide ones (up to
 // 255), and batches on 16 bytes whose two-warp 64 x 64 blocks would fill two or

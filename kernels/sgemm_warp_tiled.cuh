@@ -35,6 +35,8 @@ struct WarpTiledShape {
   static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
   static constexpr int kFragK = kFragK_;
   static constexpr int kRunsN = kRunsN_;
+  // The main loop's steps, unrolled by this many (UnrolledSteps in launch.h).
+  static constexpr int kUnrolledSteps = 1;
 
   // A lane's columns are kRunsN runs of 4, kRunGap apart; its rows are 8,
   // kLanesM apart. So the lanes of a warp read kLanesM consecutive rows of A
@@ -1135,6 +1137,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       next_step(first, stage_before(first));
       read_first(first % S::kStages);
     }
+#pragma unroll(S::kUnrolledSteps)
     for (int s = first; s < steps; ++s) {
       if (!kReadAcross) next_step(s, stage_before(counted));
       if constexpr (kInterleaved) {

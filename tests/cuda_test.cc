@@ -598,7 +598,11 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // scheduler than 4 four-warp ones); and from 512 where they take one round (513
 // x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6, B on
 // 16 bytes, 870 blocks; 514 x 150 x 386 x 4, A in pairs, whose 64-wide tiles
-// would give way to 128 x 128 ones, not four-warp 64 x 64 ones).
+// would give way to 128 x 128 ones, not four-warp 64 x 64 ones). From 6
+// blocks an SM and 9 steps of K their steps run unrolled (160^3 x 100, 72^3 x
+// 234, 140^3 x 40 with a K remainder, 141 x 301 x 270 x 30 with gaps of 1, 900
+// x 141 x 140 x 6): from 792 blocks exactly and K of 72 (33 x 72 x 33 x 198),
+// but not at 788 blocks (x 197) nor K of 71 (33 x 71 x 33 x 198).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -618,7 +622,8 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
         BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0},
         BatchCase{{401, 331, 401}, 20, 0}, BatchCase{{401, 401, 401}, 9, 0},
-        BatchCase{{514, 150, 386}, 4, 0}),
+        BatchCase{{514, 150, 386}, 4, 0}, BatchCase{{33, 72, 33}, 198, 0},
+        BatchCase{{33, 72, 33}, 197, 0}, BatchCase{{33, 71, 33}, 198, 0}),
     BatchTestName);
 
 // Batches with an operand element by element that 32 x 32 tiles would pad as
