@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""sass_loop.py LISTING [--match NAME] [--model bank|simple] [--opcodes]: what a kernel's main
-loop issues, read from its SASS, with no GPU.
+"""sass_loop.py LISTING [--match NAME] [--model bank|simple] [--opcodes] [--reads]: what a
+kernel's main loop issues, read from its SASS, with no GPU.
 
 For each function of a `cuobjdump -sass` listing whose name contains NAME (default
-SgemmWarpTiledKernel), finds the main loop (the backward branch whose body holds the most FFMAs)
-and prints its instruction count, its FFMAs, those that read two or more registers of one bank
-(bank = register index % 2) that the operand reuse cache does not supply, the register reads per
-FFMA, and the FFMAs that accumulate in place. Register-bank conflicts stall the dispatch of an FFMA
-stream; these counts predicted which builds of the warp-tiled kernel run faster (docs/benchmarks.md,
-session 10). They are a model, not a measurement: time the change on a GPU.
+SgemmWarpTiledKernel), finds the main loop (of the backward branches over FFMAs whose bodies hold
+no other such branch, the one with the most FFMAs) and prints its instruction count, its FFMAs,
+those that read two or more registers of one bank (bank = register index % 2) that the operand
+reuse cache does not supply, the register reads per FFMA, and the FFMAs that accumulate in place.
+Register-bank conflicts stall the dispatch of an FFMA stream; these counts predicted which builds
+of the warp-tiled kernel run faster (docs/benchmarks.md, session 10). They are a model, not a
+measurement: time the change on a GPU.
 
 Reuse models:
   bank    (default) the cache holds one register per operand slot and bank: a read with .reuse
@@ -16,6 +17,14 @@ Reuse models:
           register empties it. cuBLAS's own sm_90 FFMA kernels count 18% here.
   simple  a source is free only if the instruction just before read the same register in the same
           slot with .reuse. cuBLAS counts 77% here, so this model overstates conflicts.
+
+With --reads, also the distance of each shared-memory load (LDS) of the loop to the first
+instruction that reads what it loaded, in instructions (around the loop's end into its top): a load
+read too soon stalls its warp on the short scoreboard unless other warps issue meanwhile. cuBLAS's
+SIMT loop (cutlass_80_simt_sgemm_grouped_128x128_8x4_align1 in libcublas, sm_90) reads its loads
+51 instructions later at least, 169 at the median; the warp-tiled kernel's 128 x 128 tiles two to
+an SM 9 and 36, and at 7 and 68 (A staged by columns, read a K index ahead) they ran no faster
+(docs/benchmarks.md, session 53).
 
 Listings: nvcc -arch=sm_90 -cubin -o k.cubin FILE.cu (with the project's -Xptxas flags), then
 cuobjdump -sass k.cubin > k.sass. No cuobjdump here? `pip install nvidia-cuda-cuobjdump` puts one
@@ -71,8 +80,9 @@ def registers(operands):
 
 
 def main_loop(instructions):
-    """(first address, last address, body) of the loop with the most FFMAs, or None."""
-    best = None
+    """(first address, last address, body) of the innermost loop with FFMAs (one that holds no
+    other) with the most FFMAs, or None."""
+    loops = []
     for address, text in instructions:
         opcode, operands = split(text)
         if not opcode.startswith("BRA") or not operands:
@@ -81,12 +91,21 @@ def main_loop(instructions):
             target = int(operands[-1], 16)
         except ValueError:
             continue
-        if target >= address:
+        if target < address:
+            loops.append((target, address))
+    def ffmas(target, address):
+        return sum(1 for a, t in instructions
+                   if target <= a <= address and split(t)[0].startswith("FFMA"))
+
+    loops = [(t, a) for t, a in loops if ffmas(t, a) > 0]
+    best = None
+    for target, address in loops:
+        if any(target <= t and a <= address and (t, a) != (target, address) for t, a in loops):
             continue
-        body = [t for a, t in instructions if target <= a <= address]
-        ffmas = sum(1 for t in body if split(t)[0].startswith("FFMA"))
-        if best is None or ffmas > best[0]:
-            best = (ffmas, target, address, body)
+        count = ffmas(target, address)
+        if best is None or count > best[0]:
+            body = [t for a, t in instructions if target <= a <= address]
+            best = (count, target, address, body)
     return best[1:] if best else None
 
 
@@ -136,6 +155,30 @@ def count(body, model):
     return opcodes, ffmas, conflicts, reads, in_place
 
 
+def read_distances(body):
+    """For each shared-memory load of the loop body, the instructions to the first that reads
+    its destination, counted around the loop's end."""
+    distances = []
+    for i, text in enumerate(body):
+        opcode, operands = split(text)
+        if not opcode.startswith("LDS") or text.startswith("@!PT") or not operands:
+            continue
+        destination = REGISTER.match(operands[0])
+        if not destination or destination.group(1) == "Z":
+            continue
+        first = int(destination.group(1))
+        width = 4 if opcode.endswith(".128") else 2 if opcode.endswith(".64") else 1
+        loaded = set(range(first, first + width))
+        for step in range(1, len(body) + 1):
+            later_opcode, later_operands = split(body[(i + step) % len(body)])
+            base = later_opcode.split(".")[0]
+            sources = later_operands if base in NO_DESTINATION else later_operands[1:]
+            if any(r in loaded for _, r, _ in registers(sources) if r is not None):
+                distances.append(step)
+                break
+    return distances
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("listing", help="output of cuobjdump -sass")
@@ -143,6 +186,8 @@ def main():
                         help="functions whose name contains this")
     parser.add_argument("--model", choices=("bank", "simple"), default="bank")
     parser.add_argument("--opcodes", action="store_true", help="also list the loop's opcodes")
+    parser.add_argument("--reads", action="store_true",
+                        help="also how soon the loop reads what its LDS load")
     args = parser.parse_args()
     for name, instructions in parse(args.listing).items():
         if args.match not in name:
@@ -159,6 +204,12 @@ def main():
               f"{reads / max(ffmas, 1):.2f} register reads per FFMA, {in_place} in place")
         if args.opcodes:
             print("  " + ", ".join(f"{k} {v}" for k, v in sorted(opcodes.items())))
+        distances = sorted(read_distances(body)) if args.reads else []
+        if distances:
+            print(f"  {len(distances)} LDS, read after {distances[0]} instructions at least, "
+                  f"{distances[len(distances) // 2]} at the median; "
+                  f"{sum(d < 16 for d in distances)} under 16, {sum(d < 32 for d in distances)} "
+                  f"under 32")
 
 
 if __name__ == "__main__":
