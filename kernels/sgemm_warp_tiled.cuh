@@ -563,6 +563,29 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   static_assert(
       !kInterleaved || kFirstPart + (kCopyParts - 1) * kPartGap < S::kBlockK,
       "every part of a step's copies goes out within the step");
+  // kAlignedPairs (the 128 x 128 tiles two to an SM, both operands element by
+  // element, in unchecked steps): with an odd pitch, every other row starts on
+  // 8 bytes, and a warp's rows of A (a_copy_row(r) apart, multiples of 8) all
+  // start as its first does, and so do its rows of B. A warp whose rows do
+  // copies them in 8-byte pairs: of A, two rows a copy, 16 lanes across each;
+  // of B, half a row a copy. A quarter fewer copies in all, as many a
+  // multiply-add as cuBLAS's kernel issues there (Nsight Compute on an H200 at
+  // 511^3 x 30: with element copies the loop two to an SM issues on 77.7% of
+  // cycles, with bulk copies at 512^3 x 30 on 85.7%, cuBLAS's on 86.9%).
+  // Measured on an H200 against element by element (ms, docs/benchmarks.md,
+  // session 53), two to an SM: 1001^3 x 4 0.1884 against 0.1928, x 8 0.3698
+  // against 0.3777, 1023^3 x 4 0.1914 against 0.1954, 1001x2001x1001 x 4 0.3593
+  // against 0.3695, 999^3 x 4 0.1878 against 0.1922, 511^3 x 30 0.2014 against
+  // 0.2036, 513^3 x 30 0.2220 against 0.2241; 511^3 x 60 even (0.3811 against
+  // 0.3813). One to an SM, copying in four parts a step (kInterleaved), they
+  // lost 20-28%: 1001^3 x 2 0.1238 against 0.1012, 901^3 x 2 0.1130 against
+  // 0.0927, 1001x4001x1001 x 2 0.4624 against 0.3638.
+  constexpr bool kAlignedPairs =
+      kRowPerWarpA && kWidthB == 1 && kShiftEdges && S::kMinBlocksPerSm == 2;
+  const bool a_pairs =
+      kAlignedPairs && reinterpret_cast<uintptr_t>(a_src - a_col) % 8 == 0;
+  const bool b_pairs =
+      kAlignedPairs && reinterpret_cast<uintptr_t>(b_whole - b_col) % 8 == 0;
   // Copies part `part` of `parts` of the step (its copy rows of A and B in
   // that share) into `stage`, where `live`; the last part moves on a step.
   auto copy_whole_part = [&](int stage, int part, int parts, bool live) {
@@ -579,26 +602,56 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     };
     using WidthA = std::integral_constant<int, kWidthA>;
     using WidthB = std::integral_constant<int, kWidthB>;
+    using Pair = std::integral_constant<int, 2>;
+    static_assert(!kAlignedPairs || kCopiesA % (2 * kCopyParts) == 0,
+                  "a part's rows of A in pairs of rows");
+    if (a_pairs) {
+      const int half = tid % 32 / 16, k = tid % 16 * 2;
+      const float* src = a_src - a_col + half * kRowsA * lda + k;
 #pragma unroll
-    for (int r = part * kCopiesA / parts; r < (part + 1) * kCopiesA / parts;
-         ++r) {
+      for (int r = part * kCopiesA / parts; r < (part + 1) * kCopiesA / parts;
+           r += 2) {
+        copy_piece(Pair(),
+                   &a_stage[(a_row + a_copy_row(r + half)) * S::kPitchA + k], a,
+                   src + r * kRowsA * lda);
+      }
+    } else {
 #pragma unroll
-      for (int c = 0; c < kColsA; ++c) {
-        copy_piece(
-            WidthA(),
-            &a_stage[(a_row + a_copy_row(r)) * S::kPitchA + a_col + c * kSpanA],
-            a, a_whole(r) + c * kSpanA);
+      for (int r = part * kCopiesA / parts; r < (part + 1) * kCopiesA / parts;
+           ++r) {
+#pragma unroll
+        for (int c = 0; c < kColsA; ++c) {
+          copy_piece(WidthA(),
+                     &a_stage[(a_row + a_copy_row(r)) * S::kPitchA + a_col +
+                              c * kSpanA],
+                     a, a_whole(r) + c * kSpanA);
+        }
       }
     }
+    if (b_pairs) {
+      const float* src = b_whole + b_col;  // the row's start, plus 2 * b_col
 #pragma unroll
-    for (int r = part * kCopiesB / parts; r < (part + 1) * kCopiesB / parts;
-         ++r) {
+      for (int r = part * kCopiesB / parts; r < (part + 1) * kCopiesB / parts;
+           ++r) {
 #pragma unroll
-      for (int c = 0; c < kColsB; ++c) {
-        copy_piece(
-            WidthB(),
-            &b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col + c * kSpanB], b,
-            b_whole + r * kRowsB * ldb + c * kSpanB);
+        for (int c = 0; c < S::kBlockN; c += 64) {
+          copy_piece(
+              Pair(),
+              &b_stage[(b_row + r * kRowsB) * S::kBlockN + 2 * b_col + c], b,
+              src + r * kRowsB * ldb + c);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int r = part * kCopiesB / parts; r < (part + 1) * kCopiesB / parts;
+           ++r) {
+#pragma unroll
+        for (int c = 0; c < kColsB; ++c) {
+          copy_piece(
+              WidthB(),
+              &b_stage[(b_row + r * kRowsB) * S::kBlockN + b_col + c * kSpanB],
+              b, b_whole + r * kRowsB * ldb + c * kSpanB);
+        }
       }
     }
     if (part + 1 == parts) {

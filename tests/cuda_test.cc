@@ -713,6 +713,17 @@ INSTANTIATE_TEST_SUITE_P(BigPairsInterleaved, GpuBatchedSgemm,
                                            BatchCase{{998, 42, 1001}, 4, 0}),
                          BatchTestName);
 
+// The 128 x 128 tiles two to an SM with both operands element by element copy
+// the rows of a warp that start on 8 bytes in pairs in unchecked steps
+// (kAlignedPairs): with odd pitches every other warp does so. With no gap
+// between problems the problems alternate which warps do (1001 x 1021 x 1003 x
+// 4 and 255 x 257 x 253 x 121 in BigTiles, 511^3 x 30 in SplitTails); with a
+// gap of 1, every problem's rows start alike.
+INSTANTIATE_TEST_SUITE_P(AlignedPairs, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{1001, 1021, 1003}, 4, 1},
+                                           BatchCase{{255, 257, 253}, 121, 1}),
+                         BatchTestName);
+
 // The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
 // too (kInterleaved), whatever the operands' alignment: both element by
 // element (321 x 35 x 321 x 122, two whole steps after a remainder), A alone
