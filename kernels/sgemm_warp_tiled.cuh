@@ -603,8 +603,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     using WidthA = std::integral_constant<int, kWidthA>;
     using WidthB = std::integral_constant<int, kWidthB>;
     using Pair = std::integral_constant<int, 2>;
-    static_assert(!kAlignedPairs || kCopiesA % (2 * kCopyParts) == 0,
-                  "a part's rows of A in pairs of rows");
+    static_assert(
+        !kAlignedPairs || (kSpanA == 32 && kSpanB == 32 && kRowGapA == 1 &&
+                           kWarps % 2 == 0 && kCopiesA % (2 * kCopyParts) == 0),
+        "a warp's lanes cross whole rows, an even count of rows "
+        "apart, and a part takes pairs of rows of A");
     if (a_pairs) {
       const int half = tid % 32 / 16, k = tid % 16 * 2;
       const float* src = a_src - a_col + half * kRowsA * lda + k;
