@@ -13,10 +13,11 @@ import unittest
 
 ARGS = None
 
-# A kernel whose outer loop (0x0010..0x00d0) holds a spin loop without FFMAs (0x0030..0x0040) and
-# the main loop (0x0050..0x00c0). In the main loop, the LDS.128 into R8..R11 is read 3
+# A kernel whose outer loop (0x0010..0x0100) holds a spin loop without FFMAs (0x0030..0x0040) and
+# the main loop (0x0050..0x00f0). In the main loop, the LDS.128 into R8..R11 is read 3
 # instructions later (the FFMA reading R9); the LDS into R20 is first read by the FFMA at the
-# loop's top, 2 instructions later around the end; the predicated-off LDS counts for nothing.
+# loop's top, 2 instructions later around the end; the predicated-off LDS counts for nothing, and
+# so does the LDS into R30, overwritten before the FFMA that reads R30.
 LISTING = """
         Function : _Z6KernelPf
         /*0000*/                   MOV R1, c[0x0][0x28] ;
@@ -30,10 +31,13 @@ LISTING = """
         /*0080*/                   IADD3 R7, R7, 0x1, RZ ;
         /*0090*/                   FFMA R6, R9, R3, R6 ;
         /*00a0*/              @!PT LDS RZ, [RZ] ;
-        /*00b0*/                   LDS R20, [R2+0x10] ;
-        /*00c0*/              @!P1 BRA 0x50 ;
-        /*00d0*/              @!P2 BRA 0x10 ;
-        /*00e0*/                   EXIT ;
+        /*00b0*/                   LDS R30, [R2+0x20] ;
+        /*00c0*/                   MOV R30, RZ ;
+        /*00d0*/                   FFMA R7, R30, R3, R7 ;
+        /*00e0*/                   LDS R20, [R2+0x10] ;
+        /*00f0*/              @!P1 BRA 0x50 ;
+        /*0100*/              @!P2 BRA 0x10 ;
+        /*0110*/                   EXIT ;
 """
 
 
@@ -52,7 +56,8 @@ class SassLoop(unittest.TestCase):
     def test_main_loop_is_the_innermost_with_ffmas(self):
         lines = run()
         self.assertEqual(lines[0], "_Z6KernelPf")
-        self.assertTrue(lines[1].startswith("  loop 0x50..0xc0: 8 instructions, 2 FFMA,"), lines[1])
+        self.assertTrue(lines[1].startswith("  loop 0x50..0xf0: 11 instructions, 3 FFMA,"),
+                        lines[1])
         self.assertEqual(len(lines), 2)
 
     def test_reads_count_around_the_loop_end(self):

@@ -93,6 +93,7 @@ def main_loop(instructions):
             continue
         if target < address:
             loops.append((target, address))
+
     def ffmas(target, address):
         return sum(1 for a, t in instructions
                    if target <= a <= address and split(t)[0].startswith("FFMA"))
@@ -157,7 +158,8 @@ def count(body, model):
 
 def read_distances(body):
     """For each shared-memory load of the loop body, the instructions to the first that reads
-    its destination, counted around the loop's end."""
+    its destination, counted around the loop's end; a load overwritten before any read counts
+    for nothing."""
     distances = []
     for i, text in enumerate(body):
         opcode, operands = split(text)
@@ -171,11 +173,19 @@ def read_distances(body):
         loaded = set(range(first, first + width))
         for step in range(1, len(body) + 1):
             later_opcode, later_operands = split(body[(i + step) % len(body)])
-            base = later_opcode.split(".")[0]
-            sources = later_operands if base in NO_DESTINATION else later_operands[1:]
+            has_destination = later_opcode.split(".")[0] not in NO_DESTINATION
+            sources = later_operands[1:] if has_destination else later_operands
             if any(r in loaded for _, r, _ in registers(sources) if r is not None):
                 distances.append(step)
                 break
+            written = REGISTER.match(later_operands[0]) if has_destination and later_operands \
+                else None
+            if written and written.group(1) != "Z":
+                start = int(written.group(1))
+                size = 4 if later_opcode.endswith(".128") else 2 if later_opcode.endswith(
+                    ".64") else 1
+                if loaded & set(range(start, start + size)):
+                    break  # overwritten before any read: the load has no reader
     return distances
 
 
