@@ -610,13 +610,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         "apart, and a part takes pairs of rows of A");
     if (a_pairs) {
       const int half = tid % 32 / 16, k = tid % 16 * 2;
-      const float* src = a_src - a_col + half * kRowsA * lda + k;
+      const float* src = a_src - a_col + k;  // the warp's first row, at k
 #pragma unroll
       for (int r = part * kCopiesA / parts; r < (part + 1) * kCopiesA / parts;
            r += 2) {
-        copy_piece(Pair(),
-                   &a_stage[(a_row + a_copy_row(r + half)) * S::kPitchA + k], a,
-                   src + r * kRowsA * lda);
+        const int row = a_copy_row(r + half);
+        copy_piece(Pair(), &a_stage[(a_row + row) * S::kPitchA + k], a,
+                   src + row * lda);
       }
     } else {
 #pragma unroll
