@@ -447,6 +447,11 @@ constexpr bool kPairsOfB = !std::is_same_v<S, WarpTiledSmall>;
 template <typename S>
 constexpr bool kPairsOfA =
     kPairsOfB<S> && !(S::kWarpM == 32 && S::kWarpN == 32);
+// The shapes whose warp-tiled kernels, with A element by element in rows an
+// odd number of elements apart, copy every other row in pairs
+// (kAlternatePairs in sgemm_warp_tiled.cuh, where the measurements are).
+template <typename S>
+constexpr bool kAlternatePairsOf = std::is_same_v<S, WarpTiledBigAlone>;
 // The shapes that always run with K whole, whose split-K kernels are not
 // built.
 template <typename S>

@@ -73,13 +73,15 @@ cudaError_t LaunchOver(const Batch& p, int64_t blocks, int bytes,
 }
 
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, bool kPersistent,
-          bool kWholeSteps = false, bool kRealignC = false>
+          bool kWholeSteps = false, bool kRealignC = false,
+          bool kAlternatePairs = false>
 cudaError_t LaunchKernel(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                          int64_t splits, int64_t k_per_split,
                          cudaStream_t stream) {
   constexpr auto kKernel =
       SgemmWarpTiledKernel<S, kWidthA, kWidthB, kSplitK, kGroup, kWholeSteps,
-                           kPersistent, false, false, kRealignC>;
+                           kPersistent, false, false, kRealignC,
+                           kAlternatePairs>;
   int64_t blocks = GridBlocks(tiles_m * tiles_n * splits, p.count);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   if (cudaError_t error = AllowSharedMemory<kKernel>(S::kSharedBytes)) {
@@ -204,6 +206,17 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
       }
       if constexpr (kA != 4) {  // else B's rows are off 16 bytes
         if (width_b == 4) kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
+      }
+      // A element by element in rows an odd number of elements apart, and B
+      // too if it goes so: every other row in pairs (kAlternatePairs).
+      if constexpr (kA == 1 && kWhole && kAlternatePairsOf<S>) {
+        if (p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0)) {
+          kernel = width_b == 4
+                       ? LaunchKernel<S, 1, 4, kSplitK, kP, true, false, true>
+                   : width_b == 2
+                       ? LaunchKernel<S, 1, 2, kSplitK, kP, true, false, true>
+                       : LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
+        }
       }
       // Split K into C's rows off 16 bytes (B's too, in a packed batch),
       // realigned in parts of K from kMinRealignedK.

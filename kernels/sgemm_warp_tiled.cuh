@@ -177,6 +177,75 @@ __device__ inline float Unpinned(float value) {
   return value;
 }
 
+// The copies of a block's kRows x kLength piece of a row-major operand whose
+// rows lie an odd number of elements apart, a piece whose every element lies
+// inside the matrix: every other row starts on 8 bytes, and those rows go in
+// 8-byte pairs, kLength / 2 lanes across each, the others element by element,
+// kLength lanes across each; rows kPitch floats apart in shared memory. Every
+// warp issues as many copies of each kind, so the instructions that copy
+// depend on no warp's rows.
+template <int kRows, int kLength, int kPitch, int kThreads>
+struct AlternateRowCopies {
+  // A thread's copies of each kind, and the rows between them.
+  static constexpr int kPairs = kRows * kLength / 4 / kThreads;
+  static constexpr int kSingles = kRows * kLength / 2 / kThreads;
+  static constexpr int kPairGap = 4 * kThreads / kLength;
+  static constexpr int kSingleGap = 2 * kThreads / kLength;
+  static_assert(kThreads % kLength == 0 && kRows % kSingleGap == 0 &&
+                    kRows % kPairGap == 0 && kPairs > 0,
+                "whole rows a copy, as many copies a thread");
+
+  // The piece starts at row `row` and column `col` of `matrix`, whose rows
+  // lie `pitch` (odd) elements apart.
+  __device__ AlternateRowCopies(const float* matrix, int64_t row, int64_t col,
+                                int64_t pitch, int tid) {
+    // Row r of the piece starts on 8 bytes where r % 2 == even.
+    const int even = static_cast<int>(
+        reinterpret_cast<uintptr_t>(matrix + row * pitch + col) / 4 % 2);
+    pair_row = even + 2 * (tid / (kLength / 2));
+    pair_col = tid % (kLength / 2) * 2;
+    single_row = 1 - even + 2 * (tid / kLength);
+    single_col = tid % kLength;
+    pair_src = matrix + (row + pair_row) * pitch + col + pair_col;
+    single_src = matrix + (row + single_row) * pitch + col + single_col;
+  }
+
+  // Copies part `part` of `parts` of each kind into `stage` by copy(width,
+  // dst, src), width an integral_constant of 2 or 1 elements.
+  template <typename Copy>
+  __device__ void Part(float* stage, int64_t pitch, int part, int parts,
+                       Copy copy) const {
+#pragma unroll
+    for (int j = part * kPairs / parts; j < (part + 1) * kPairs / parts; ++j) {
+      copy(std::integral_constant<int, 2>(),
+           &stage[(pair_row + j * kPairGap) * kPitch + pair_col],
+           pair_src + j * kPairGap * pitch);
+    }
+#pragma unroll
+    for (int j = part * kSingles / parts; j < (part + 1) * kSingles / parts;
+         ++j) {
+      copy(std::integral_constant<int, 1>(),
+           &stage[(single_row + j * kSingleGap) * kPitch + single_col],
+           single_src + j * kSingleGap * pitch);
+    }
+  }
+
+  // Moves the piece on by `elements`.
+  __device__ void Advance(int64_t elements) {
+    pair_src += elements;
+    single_src += elements;
+  }
+
+  const float* pair_src;
+  const float* single_src;
+  int pair_row, pair_col, single_row, single_col;
+};
+
+// Stands in for AlternateRowCopies in the kernels that do not take them.
+struct NoRowCopies {
+  __device__ NoRowCopies(const float*, int64_t, int64_t, int64_t, int) {}
+};
+
 // C_i = A_i * B_i for a strided batch (problem i's A at a + i * stride_a, and
 // so on; a single product is a batch of one), row-major with rows lda, ldb
 // and ldc elements apart, any sizes.
@@ -249,9 +318,15 @@ __device__ inline float Unpinned(float value) {
 // Instances of their own: realigning in the kernels that also serve C's
 // 16-byte rows moved ptxas's register layout of their main loops, and those
 // ran 2-6% slower (docs/benchmarks.md, session 33).
+//
+// kAlternatePairs (the 128 x 128 tiles one to an SM, A element by element, in
+// unchecked steps): every operand that goes element by element lies in rows
+// an odd number of elements apart, and its rows that start on 8 bytes go in
+// pairs (AlternateRowCopies; measured below).
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, int kGroup,
           bool kWholeSteps, bool kPersistent, bool kBulk = false,
-          bool kGrouped = false, bool kRealignC = false>
+          bool kGrouped = false, bool kRealignC = false,
+          bool kAlternatePairs = false>
 __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     SgemmWarpTiledKernel(
         int64_t m, int64_t n, int64_t k, const float* __restrict__ a,
@@ -265,6 +340,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                 "a grouped block takes its tile's whole K alone");
   static_assert(!kRealignC || (kSplitK && kWholeSteps && !kPersistent),
                 "realigned adds of split K, in unchecked steps");
+  static_assert(
+      !kAlternatePairs ||
+          (kWidthA == 1 && kWholeSteps && !kSplitK && !kPersistent &&
+           S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1),
+      "alternate rows of A in pairs in the 128 x 128 tiles one to an "
+      "SM, in unchecked steps");
   constexpr bool kVectorA = kWidthA == 4;
   constexpr bool kVectorB = kWidthB == 4;
   static_assert(
@@ -586,6 +667,40 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       kAlignedPairs && reinterpret_cast<uintptr_t>(a_src - a_col) % 8 == 0;
   const bool b_pairs =
       kAlignedPairs && reinterpret_cast<uintptr_t>(b_whole - b_col) % 8 == 0;
+  // kAlternatePairs (the 128 x 128 tiles one to an SM, A element by element
+  // in unchecked steps; the launcher sees that each operand that goes element
+  // by element lies in rows an odd number of elements apart): those operands
+  // copy their rows that start on 8 bytes in pairs, the others element by
+  // element (AlternateRowCopies), with no branch in the loop: a quarter fewer
+  // copies of A, and of B where it goes element by element. Measured on an
+  // H200 against element by element (ms, docs/benchmarks.md, session 54):
+  // both element by element, 1001^3 x 2 0.1001 against 0.1014, 901^3 x 2
+  // 0.0915 against 0.0929, 1001x4001x1001 x 2 0.3596 against 0.3635, 1023^3 x
+  // 2 0.1001 against 0.1015, 999^3 x 2 0.1001 against 0.1016, 1001x1021x1003 x
+  // 2 0.1002 against 0.1016; B in pairs, 1001x1001x1002 x 2 0.0985 against
+  // 0.0991; B on 16 bytes, 1001x1001x1000 x 2 0.1011 against 0.1024. Written
+  // otherwise (the copies' shared addresses a pointer plus an offset rather
+  // than an index), ptxas laid out the loop with loads read sooner (at least
+  // 13 instructions on, 71 at the median, against 15 and 79:
+  // tools/sass_loop.py --reads), and both element by element lost 2.5%
+  // (1001^3 x 2 0.1040). B's alone (A in pairs) lost: 1002x1002x1001 x 2
+  // 0.1047 against 0.1017. So did the other kernels, or gained under 1%: two
+  // to an SM (128 registers), 7% behind kAlignedPairs, ptxas laying out the
+  // loop with 48% of its FFMAs reading two registers of one bank against 11%
+  // (1001^3 x 4 0.2024 against 0.1885); the other kernels that interleave
+  // their copies, 450x451x450 x 5 0.0433 against 0.0428, 511x512x511 x 6
+  // 0.0462 against 0.0457, 529^3 x 40 0.3626 against 0.3637.
+  constexpr bool kAlternateB = kAlternatePairs && kWidthB == 1;
+  std::conditional_t<
+      kAlternatePairs,
+      AlternateRowCopies<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>,
+      NoRowCopies>
+      alternate_a(a, block_row, k_begin, lda, tid);
+  std::conditional_t<
+      kAlternateB,
+      AlternateRowCopies<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>,
+      NoRowCopies>
+      alternate_b(b, k_begin, block_col, ldb, tid);
   // Copies part `part` of `parts` of the step (its copy rows of A and B in
   // that share) into `stage`, where `live`; the last part moves on a step.
   auto copy_whole_part = [&](int stage, int part, int parts, bool live) {
@@ -608,7 +723,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                            kWarps % 2 == 0 && kCopiesA % (2 * kCopyParts) == 0),
         "a warp's lanes cross whole rows, an even count of rows "
         "apart, and a part takes pairs of rows of A");
-    if (a_pairs) {
+    if constexpr (kAlternatePairs) {
+      alternate_a.Part(a_stage, lda, part, parts,
+                       [&](auto width, float* dst, const float* src) {
+                         copy_piece(width, dst, a, src);
+                       });
+    } else if (a_pairs) {
       const int half = tid % 32 / 16, k = tid % 16 * 2;
       const float* src = a_src - a_col + k;  // the warp's first row, at k
 #pragma unroll
@@ -631,7 +751,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         }
       }
     }
-    if (b_pairs) {
+    if constexpr (kAlternateB) {
+      alternate_b.Part(b_stage, ldb, part, parts,
+                       [&](auto width, float* dst, const float* src) {
+                         copy_piece(width, dst, b, src);
+                       });
+    } else if (b_pairs) {
       const float* src = b_whole + b_col;  // the row's start, plus 2 * b_col
 #pragma unroll
       for (int r = part * kCopiesB / parts; r < (part + 1) * kCopiesB / parts;
@@ -660,6 +785,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     if (part + 1 == parts) {
       a_src += S::kBlockK;
       b_whole += S::kBlockK * ldb;
+      if constexpr (kAlternatePairs) alternate_a.Advance(S::kBlockK);
+      if constexpr (kAlternateB) alternate_b.Advance(S::kBlockK * ldb);
     }
   };
   auto copy_whole = [&](int stage) { copy_whole_part(stage, 0, 1, true); };

@@ -724,6 +724,23 @@ INSTANTIATE_TEST_SUITE_P(AlignedPairs, GpuBatchedSgemm,
                                            BatchCase{{255, 257, 253}, 121, 1}),
                          BatchTestName);
 
+// The 128 x 128 tiles one to an SM, A element by element in unchecked steps,
+// copy every other row in pairs where the operands that go element by element
+// lie in rows an odd number of elements apart (kAlternatePairs): both, with
+// problems an odd number of elements apart (1001 x 1021 x 1003 x 2, whose
+// second problem's rows in pairs are the other parity) and an even one (gap
+// 1); B in pairs (1001 x 1001 x 1002 x 2) or on 16 bytes (1001 x 1001 x 1000
+// x 2). With a gap of 1, 1001 x 1001 x 1002 x 2's B goes element by element in
+// rows an even number apart, which the launcher gives the kernel that copies
+// every row element by element.
+INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{1001, 1021, 1003}, 2, 0},
+                                           BatchCase{{1001, 1021, 1003}, 2, 1},
+                                           BatchCase{{1001, 1001, 1002}, 2, 0},
+                                           BatchCase{{1001, 1001, 1002}, 2, 1},
+                                           BatchCase{{1001, 1001, 1000}, 2, 0}),
+                         BatchTestName);
+
 // The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
 // too (kInterleaved), whatever the operands' alignment: both element by
 // element (321 x 35 x 321 x 122, two whole steps after a remainder), A alone
