@@ -435,18 +435,29 @@ using WarpTiledBigAlone =
 // The shapes whose warp-tiled kernels copy B's rows that start on 8 bytes (but
 // not 16) in 8-byte pairs rather than element by element, and the shapes that
 // copy A's so: all but the two-warp 64 x 64 tiles, and for A also not the
-// one-warp 32 x 32 warp tiles. Measured on an H100 against element by element
-// (ms, docs/benchmarks.md, session 30), two-warp 64 x 64 tiles: 302^3 x 28
-// 0.0634 against 0.0616 (B alone in pairs 0.0629), 300 x 302 x 302 x 30
-// 0.0645 against 0.0622, 298^3 x 30 0.0644 against 0.0620; one-warp 32 x 32
-// warp tiles both in pairs against B alone: 120 x 122 x 118 x 200 0.0361
-// against 0.0318, 150^3 x 100 0.0386 against 0.0360, 98^3 x 150 0.0215
-// against 0.0208, but 130 x 530 x 138 x 600 0.5131 against 0.5227.
+// 32 x 32 warp tiles but in the four-warp 64 x 64 tiles' K steps of 16.
+// Measured on an H100 against element by element (ms, docs/benchmarks.md,
+// session 30), two-warp 64 x 64 tiles: 302^3 x 28 0.0634 against 0.0616 (B
+// alone in pairs 0.0629), 300 x 302 x 302 x 30 0.0645 against 0.0622, 298^3 x
+// 30 0.0644 against 0.0620; one-warp 32 x 32 warp tiles both in pairs against B
+// alone: 120 x 122 x 118 x 200 0.0361 against 0.0318, 150^3 x 100 0.0386
+// against 0.0360, 98^3 x 150 0.0215 against 0.0208, but 130 x 530 x 138 x 600
+// 0.5131 against 0.5227. The four-warp 64 x 64 tiles in K steps of 16
+// (WarpTiledQuadFew), A in pairs against element by element, measured on an
+// H200 (ms, docs/benchmarks.md, session 54): 318^3 x 16 0.0379 against 0.0389,
+// 318 x 318 x 319 x 16 0.0388 against 0.0396, 170^3 x 40 0.0217 against 0.0221,
+// x 150 0.0603 against 0.0612, 450^3 x 5 0.0421 against 0.0428, 450 x 450 x 451
+// x 5 0.0428 against 0.0436, 401 x 450 x 401 x 10 0.0550 against 0.0561. In K
+// steps of 8 (WarpTiledQuad), where ptxas laid out the unchecked loops with
+// 59% of their FFMAs reading two registers of one bank against 14%
+// (tools/sass_loop.py), they lost: 98^3 x 1000 0.1139 against 0.1070, 122^3
+// x 300 0.0476 against 0.0452.
 template <typename S>
 constexpr bool kPairsOfB = !std::is_same_v<S, WarpTiledSmall>;
 template <typename S>
-constexpr bool kPairsOfA =
-    kPairsOfB<S> && !(S::kWarpM == 32 && S::kWarpN == 32);
+constexpr bool kPairsOfA = (kPairsOfB<S> &&
+                            !(S::kWarpM == 32 && S::kWarpN == 32)) ||
+                           std::is_same_v<S, WarpTiledQuadFew>;
 // The shapes whose warp-tiled kernels, with A element by element in rows an
 // odd number of elements apart, copy every other row in pairs
 // (kAlternatePairs in sgemm_warp_tiled.cuh, where the measurements are).

@@ -791,6 +791,18 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{144, 144, 144}, 50, 0}),
     BatchTestName);
 
+// The four-warp 64 x 64 tiles in K steps of 16 copy A in pairs where its rows
+// start on 8 bytes (kPairsOfA): in one round with a remainder step (318^3 x
+// 16, and B element by element in 318 x 318 x 319 x 16), in one and three
+// rounds (170^3 x 40 and x 150), and with K split (170 x 514 x 170 x 3).
+INSTANTIATE_TEST_SUITE_P(QuadFewPairs, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{318, 318, 318}, 16, 0},
+                                           BatchCase{{318, 318, 319}, 16, 0},
+                                           BatchCase{{170, 170, 170}, 40, 0},
+                                           BatchCase{{170, 170, 170}, 150, 0},
+                                           BatchCase{{170, 514, 170}, 3, 0}),
+                         BatchTestName);
+
 // Batches whose M or N lies 1 to 4 past a multiple of 64 compute the whole
 // 64s as a batch of their own and the rest as strips beside it, where those
 // 64s are at least 128 on a side and fill three quarters of a GPU of 132 SMs
