@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/sass_diff.py on two listings written by hand: a kernel whose instructions moved to other
 addresses and encodings but are the same is the same; one with an instruction changed differs; a
-kernel only one listing holds is named as such.
+kernel only one listing holds is named as such; --rename maps AFTER's names onto BEFORE's, and a
+rename without "=" is refused.
 
 Usage: sass_diff_test.py --tool PATH/tools/sass_diff.py
 """
@@ -60,6 +61,19 @@ class SassDiff(unittest.TestCase):
     def test_match_keeps_only_the_named_functions(self):
         self.assertEqual(run("--match", "Same"),
                          ["1 functions in both, 0 differ, 0 only before, 0 only after"])
+
+    def test_rename_pairs_functions_whose_names_changed(self):
+        # _Z3Newv, renamed, is _Z4Gonev's same instructions.
+        self.assertEqual(run("--rename", "_Z3Newv=_Z4Gonev"),
+                         ["3 functions in both, 1 differ, 0 only before, 0 only after",
+                          "  differs: _Z7Changedv"])
+        self.assertEqual(run("--rename", "Newv=Gonev", "--rename", "_Z3=_Z4"),
+                         ["3 functions in both, 1 differ, 0 only before, 0 only after",
+                          "  differs: _Z7Changedv"])
+
+    def test_rename_without_an_equals_sign_is_refused(self):
+        with self.assertRaises(subprocess.CalledProcessError):
+            run("--rename", "_Z3Newv")
 
 
 if __name__ == "__main__":
