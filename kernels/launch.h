@@ -460,9 +460,11 @@ constexpr bool kPairsOfA = (kPairsOfB<S> &&
                            std::is_same_v<S, WarpTiledQuadFew>;
 // The shapes whose warp-tiled kernels, with A element by element in rows an
 // odd number of elements apart, copy every other row in pairs
-// (kAlternatePairs in sgemm_warp_tiled.cuh, where the measurements are).
+// (kAlternatePairs in sgemm_warp_tiled.cuh, where the measurements are); two
+// to an SM, only with B element by element too.
 template <typename S>
-constexpr bool kAlternatePairsOf = std::is_same_v<S, WarpTiledBigAlone>;
+constexpr bool kAlternatePairsOf =
+    std::is_same_v<S, WarpTiledBigAlone> || std::is_same_v<S, WarpTiledBig>;
 // The shapes that always run with K whole, whose split-K kernels are not
 // built.
 template <typename S>

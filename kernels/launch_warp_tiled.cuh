@@ -208,14 +208,26 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
         if (width_b == 4) kernel = LaunchKernel<S, kA, 4, kSplitK, kP, kWhole>;
       }
       // A element by element in rows an odd number of elements apart, and B
-      // too if it goes so: every other row in pairs (kAlternatePairs).
+      // too if it goes so: every other row in pairs (kAlternatePairs). Two
+      // blocks to an SM, only where B goes so too, its rows as A's, and each
+      // piece's rows lie under 2^31 elements on (AlternateRowOffsets).
       if constexpr (kA == 1 && kWhole && kAlternatePairsOf<S>) {
-        if (p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0)) {
-          kernel = width_b == 4
-                       ? LaunchKernel<S, 1, 4, kSplitK, kP, true, false, true>
-                   : width_b == 2
-                       ? LaunchKernel<S, 1, 2, kSplitK, kP, true, false, true>
-                       : LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
+        const bool odd_rows =
+            p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0);
+        if constexpr (S::kMinBlocksPerSm == 1) {
+          if (odd_rows) {
+            kernel =
+                width_b == 4
+                    ? LaunchKernel<S, 1, 4, kSplitK, kP, true, false, true>
+                : width_b == 2
+                    ? LaunchKernel<S, 1, 2, kSplitK, kP, true, false, true>
+                    : LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
+          }
+        } else {
+          if (odd_rows && width_b == 1 && p.lda <= INT_MAX / S::kBlockM &&
+              p.ldb <= INT_MAX / S::kBlockK) {
+            kernel = LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
+          }
         }
       }
       // Split K into C's rows off 16 bytes (B's too, in a packed batch),

@@ -177,6 +177,23 @@ __device__ inline float Unpinned(float value) {
   return value;
 }
 
+// Where a thread's first copy of each kind lies in AlternateRowCopies' piece,
+// kLength wide, that starts at `start`: row r of the piece starts on 8 bytes
+// where r % 2 == even.
+template <int kLength>
+struct AlternateRowPlace {
+  __device__ AlternateRowPlace(const float* start, int tid) {
+    const int even =
+        static_cast<int>(reinterpret_cast<uintptr_t>(start) / 4 % 2);
+    pair_row = even + 2 * (tid / (kLength / 2));
+    pair_col = tid % (kLength / 2) * 2;
+    single_row = 1 - even + 2 * (tid / kLength);
+    single_col = tid % kLength;
+  }
+
+  int pair_row, pair_col, single_row, single_col;
+};
+
 // The copies of a block's kRows x kLength piece of a row-major operand whose
 // rows lie an odd number of elements apart, a piece whose every element lies
 // inside the matrix: every other row starts on 8 bytes, and those rows go in
@@ -199,13 +216,11 @@ struct AlternateRowCopies {
   // lie `pitch` (odd) elements apart.
   __device__ AlternateRowCopies(const float* matrix, int64_t row, int64_t col,
                                 int64_t pitch, int tid) {
-    // Row r of the piece starts on 8 bytes where r % 2 == even.
-    const int even = static_cast<int>(
-        reinterpret_cast<uintptr_t>(matrix + row * pitch + col) / 4 % 2);
-    pair_row = even + 2 * (tid / (kLength / 2));
-    pair_col = tid % (kLength / 2) * 2;
-    single_row = 1 - even + 2 * (tid / kLength);
-    single_col = tid % kLength;
+    const AlternateRowPlace<kLength> place(matrix + row * pitch + col, tid);
+    pair_row = place.pair_row;
+    pair_col = place.pair_col;
+    single_row = place.single_row;
+    single_col = place.single_col;
     pair_src = matrix + (row + pair_row) * pitch + col + pair_col;
     single_src = matrix + (row + single_row) * pitch + col + single_col;
   }
@@ -239,6 +254,50 @@ struct AlternateRowCopies {
   const float* pair_src;
   const float* single_src;
   int pair_row, pair_col, single_row, single_col;
+};
+
+// The copies of AlternateRowCopies held as one pointer, the piece's start,
+// and each kind's offset from it in 32 bits (the launcher takes them only
+// where a piece spans under 2^31 elements): for the 128 x 128 tiles two to an
+// SM, whose 128 registers two pointers an operand crowd (kAlternatePairs in
+// SgemmWarpTiledKernel, where the measurements are).
+template <int kRows, int kLength, int kPitch, int kThreads>
+struct AlternateRowOffsets {
+  using Copies = AlternateRowCopies<kRows, kLength, kPitch, kThreads>;
+
+  __device__ AlternateRowOffsets(const float* matrix, int64_t row, int64_t col,
+                                 int64_t pitch, int tid)
+      : src(matrix + row * pitch + col) {
+    const AlternateRowPlace<kLength> place(src, tid);
+    const int rows = static_cast<int>(pitch);
+    pair_dst = place.pair_row * kPitch + place.pair_col;
+    single_dst = place.single_row * kPitch + place.single_col;
+    pair_src = place.pair_row * rows + place.pair_col;
+    single_src = place.single_row * rows + place.single_col;
+  }
+
+  template <typename Copy>
+  __device__ void Part(float* stage, int64_t pitch, int part, int parts,
+                       Copy copy) const {
+    // Part `part` of a kind's `count` copies, `gap` rows apart from `dst`
+    // and `from`.
+    auto copies = [&](auto width, int count, int gap, int dst,
+                      const float* from) {
+#pragma unroll
+      for (int j = part * count / parts; j < (part + 1) * count / parts; ++j) {
+        copy(width, &stage[dst + j * gap * kPitch], from + j * gap * pitch);
+      }
+    };
+    copies(std::integral_constant<int, 2>(), Copies::kPairs, Copies::kPairGap,
+           pair_dst, src + pair_src);
+    copies(std::integral_constant<int, 1>(), Copies::kSingles,
+           Copies::kSingleGap, single_dst, src + single_src);
+  }
+
+  __device__ void Advance(int64_t elements) { src += elements; }
+
+  const float* src;                                // the piece's start
+  int pair_dst, single_dst, pair_src, single_src;  // offsets from stage, src
 };
 
 // Stands in for AlternateRowCopies in the kernels that do not take them.
@@ -319,10 +378,11 @@ struct NoRowCopies {
 // 16-byte rows moved ptxas's register layout of their main loops, and those
 // ran 2-6% slower (docs/benchmarks.md, session 33).
 //
-// kAlternatePairs (the 128 x 128 tiles one to an SM, A element by element, in
-// unchecked steps): every operand that goes element by element lies in rows
-// an odd number of elements apart, and its rows that start on 8 bytes go in
-// pairs (AlternateRowCopies; measured below).
+// kAlternatePairs (the 128 x 128 tiles one to an SM, A element by element, or
+// two to an SM, both operands element by element; in unchecked steps): every
+// operand that goes element by element lies in rows an odd number of elements
+// apart, and its rows that start on 8 bytes go in pairs (AlternateRowCopies,
+// AlternateRowOffsets; measured below).
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, int kGroup,
           bool kWholeSteps, bool kPersistent, bool kBulk = false,
           bool kGrouped = false, bool kRealignC = false,
@@ -343,9 +403,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   static_assert(
       !kAlternatePairs ||
           (kWidthA == 1 && kWholeSteps && !kSplitK && !kPersistent &&
-           S::kBlockM == 128 && S::kBlockN == 128 && S::kMinBlocksPerSm == 1),
-      "alternate rows of A in pairs in the 128 x 128 tiles one to an "
-      "SM, in unchecked steps");
+           S::kBlockM == 128 && S::kBlockN == 128 &&
+           (S::kMinBlocksPerSm == 1 ||
+            (S::kMinBlocksPerSm == 2 && kWidthB == 1))),
+      "alternate rows of A in pairs in the 128 x 128 tiles in unchecked "
+      "steps, one to an SM or, B element by element too, two");
   constexpr bool kVectorA = kWidthA == 4;
   constexpr bool kVectorB = kWidthB == 4;
   static_assert(
@@ -660,16 +722,18 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 0.2036, 513^3 x 30 0.2220 against 0.2241; 511^3 x 60 even (0.3811 against
   // 0.3813). One to an SM, copying in four parts a step (kInterleaved), they
   // lost 20-28%: 1001^3 x 2 0.1238 against 0.1012, 901^3 x 2 0.1130 against
-  // 0.0927, 1001x4001x1001 x 2 0.4624 against 0.3638.
-  constexpr bool kAlignedPairs =
-      kRowPerWarpA && kWidthB == 1 && kShiftEdges && S::kMinBlocksPerSm == 2;
+  // 0.0927, 1001x4001x1001 x 2 0.4624 against 0.3638. Where both pitches
+  // are odd, kAlternatePairs takes these tiles instead (below).
+  constexpr bool kAlignedPairs = kRowPerWarpA && kWidthB == 1 && kShiftEdges &&
+                                 S::kMinBlocksPerSm == 2 && !kAlternatePairs;
   const bool a_pairs =
       kAlignedPairs && reinterpret_cast<uintptr_t>(a_src - a_col) % 8 == 0;
   const bool b_pairs =
       kAlignedPairs && reinterpret_cast<uintptr_t>(b_whole - b_col) % 8 == 0;
-  // kAlternatePairs (the 128 x 128 tiles one to an SM, A element by element
-  // in unchecked steps; the launcher sees that each operand that goes element
-  // by element lies in rows an odd number of elements apart): those operands
+  // kAlternatePairs (the 128 x 128 tiles in unchecked steps, one to an SM with
+  // A element by element or two to an SM with both so; the launcher sees that
+  // each operand that goes element by element lies in rows an odd number of
+  // elements apart): those operands
   // copy their rows that start on 8 bytes in pairs, the others element by
   // element (AlternateRowCopies), with no branch in the loop: a quarter fewer
   // copies of A, and of B where it goes element by element. Measured on an
@@ -684,21 +748,40 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 13 instructions on, 71 at the median, against 15 and 79:
   // tools/sass_loop.py --reads), and both element by element lost 2.5%
   // (1001^3 x 2 0.1040). B's alone (A in pairs) lost: 1002x1002x1001 x 2
-  // 0.1047 against 0.1017. So did the other kernels, or gained under 1%: two
-  // to an SM (128 registers), 7% behind kAlignedPairs, ptxas laying out the
-  // loop with 48% of its FFMAs reading two registers of one bank against 11%
-  // (1001^3 x 4 0.2024 against 0.1885); the other kernels that interleave
-  // their copies, 450x451x450 x 5 0.0433 against 0.0428, 511x512x511 x 6
-  // 0.0462 against 0.0457, 529^3 x 40 0.3626 against 0.3637.
+  // 0.1047 against 0.1017. So did the other kernels that interleave their
+  // copies, or gained under 1%: 450x451x450 x 5 0.0433 against 0.0428,
+  // 511x512x511 x 6 0.0462 against 0.0457, 529^3 x 40 0.3626 against 0.3637.
+  // Two to an SM (128 registers), the copies held as two pointers an operand
+  // ran 7% behind kAlignedPairs, ptxas laying out the loop with 48% of its
+  // FFMAs reading two registers of one bank against 11% (1001^3 x 4 0.2024
+  // against 0.1885); held as one pointer and two 32-bit offsets
+  // (AlternateRowOffsets), 9.8% (the loop's loads read at least 9
+  // instructions on, 36 at the median), and both element by element gained
+  // 0.4-1.0% over kAlignedPairs (session 55, three rounds): 511^3 x 30 0.1994
+  // against 0.2013, 1001^3 x 4 0.1866 against 0.1885, x 8 0.3665 against
+  // 0.3701, 1023^3 x 4 0.1897 against 0.1915, 1001x2001x1001 x 4 0.3564
+  // against 0.3596, 999^3 x 4 0.1862 against 0.1879, 513^3 x 30 0.2207
+  // against 0.2223, 255x257x253 x 121 0.1143 against 0.1151; 511^3 x 60 even
+  // (0.3815 against 0.3814). With A's alone so, B in pairs or on 16 bytes,
+  // they lost (session 54: 1001x1001x1002 x 4 0.1837 against 0.1808,
+  // 1001x1001x1000 x 4 0.1834 against 0.1821), and one to an SM so lost 2.8%
+  // (1001^3 x 2 0.1032 against 0.1003).
   constexpr bool kAlternateB = kAlternatePairs && kWidthB == 1;
+  constexpr bool kAlternateOffsets = S::kMinBlocksPerSm == 2;
   std::conditional_t<
       kAlternatePairs,
-      AlternateRowCopies<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>,
+      std::conditional_t<
+          kAlternateOffsets,
+          AlternateRowOffsets<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>,
+          AlternateRowCopies<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>>,
       NoRowCopies>
       alternate_a(a, block_row, k_begin, lda, tid);
   std::conditional_t<
       kAlternateB,
-      AlternateRowCopies<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>,
+      std::conditional_t<
+          kAlternateOffsets,
+          AlternateRowOffsets<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>,
+          AlternateRowCopies<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>>,
       NoRowCopies>
       alternate_b(b, k_begin, block_col, ldb, tid);
   // Copies part `part` of `parts` of the step (its copy rows of A and B in

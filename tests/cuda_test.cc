@@ -713,15 +713,14 @@ INSTANTIATE_TEST_SUITE_P(BigPairsInterleaved, GpuBatchedSgemm,
                                            BatchCase{{998, 42, 1001}, 4, 0}),
                          BatchTestName);
 
-// The 128 x 128 tiles two to an SM with both operands element by element copy
-// the rows of a warp that start on 8 bytes in pairs in unchecked steps
-// (kAlignedPairs): with odd pitches every other warp does so. With no gap
-// between problems the problems alternate which warps do (1001 x 1021 x 1003 x
-// 4 and 255 x 257 x 253 x 121 in BigTiles, 511^3 x 30 in SplitTails); with a
-// gap of 1, every problem's rows start alike.
+// The 128 x 128 tiles two to an SM with both operands element by element, one
+// of them in rows an even number of elements apart, copy the rows of a warp
+// that start on 8 bytes in pairs in unchecked steps (kAlignedPairs): with a
+// gap of 1 the problems alternate which warps do, A's and B's (1002 x 1018 x
+// 1002 x 4) or A's alone, B's pitch odd (1002 x 1018 x 1001 x 4).
 INSTANTIATE_TEST_SUITE_P(AlignedPairs, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{1001, 1021, 1003}, 4, 1},
-                                           BatchCase{{255, 257, 253}, 121, 1}),
+                         ::testing::Values(BatchCase{{1002, 1018, 1002}, 4, 1},
+                                           BatchCase{{1002, 1018, 1001}, 4, 1}),
                          BatchTestName);
 
 // The 128 x 128 tiles one to an SM, A element by element in unchecked steps,
@@ -732,13 +731,17 @@ INSTANTIATE_TEST_SUITE_P(AlignedPairs, GpuBatchedSgemm,
 // 1); B in pairs (1001 x 1001 x 1002 x 2) or on 16 bytes (1001 x 1001 x 1000
 // x 2). With a gap of 1, 1001 x 1001 x 1002 x 2's B goes element by element in
 // rows an even number apart, which the launcher gives the kernel that copies
-// every row element by element.
+// every row element by element. Two to an SM, both element by element in rows
+// an odd number apart (AlternateRowOffsets): 1001 x 1021 x 1003 x 4 with a gap
+// of 1 (with none, 255 x 257 x 253 x 121 and it in BigTiles, 511^3 x 30 in
+// SplitTails).
 INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{1001, 1021, 1003}, 2, 0},
                                            BatchCase{{1001, 1021, 1003}, 2, 1},
                                            BatchCase{{1001, 1001, 1002}, 2, 0},
                                            BatchCase{{1001, 1001, 1002}, 2, 1},
-                                           BatchCase{{1001, 1001, 1000}, 2, 0}),
+                                           BatchCase{{1001, 1001, 1000}, 2, 0},
+                                           BatchCase{{1001, 1021, 1003}, 4, 1}),
                          BatchTestName);
 
 // The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
