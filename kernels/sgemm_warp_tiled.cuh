@@ -619,18 +619,18 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   const float* b_whole =
       b_src - (block_col + b_col < n || kShiftEdges ? 0 : block_col + b_col);
 
-  // kInterleaved (the 128 x 128 tiles one to an SM, or two with no operand
-  // element by element, the four-warp 64 x 64 tiles with K steps of 16, and
-  // the two-warp ones on 16 bytes, copied by cp.async in unchecked steps): a
-  // step's copies go out in kCopyParts parts, one every kPartGap K indices of
-  // the step computed meanwhile from K index kFirstPart, rather than all
-  // before it; where `live` is false (the ring's last steps) they copy
-  // nothing. All at
-  // once, they filled the copy queue of the SM's eight warps: Nsight Compute on
-  // an H200 at 1001^3 x 2 (docs/benchmarks.md, session 38), stalls per issued
-  // instruction on long scoreboard (address registers rewritten while a queued
-  // copy had yet to read them) 0.25 against 0.04 for the bulk copies at 1000^3
-  // x 2, on LG throttle 0.11 against 0, on MIO throttle 0.09 against 0.02.
+  // kInterleaved (the 128 x 128 tiles one to an SM, or two with A not element
+  // by element or every other row in pairs (kBigPairs), the four-warp 64 x 64
+  // tiles with K steps of 16, and the two-warp ones on 16 bytes, copied by
+  // cp.async in unchecked steps): a step's copies go out in kCopyParts parts,
+  // one every kPartGap K indices of the step computed meanwhile from K index
+  // kFirstPart, rather than all before it; where `live` is false (the ring's
+  // last steps) they copy nothing. All at once, they filled the copy queue of
+  // the SM's eight warps: Nsight Compute on an H200 at 1001^3 x 2
+  // (docs/benchmarks.md, session 38), stalls per issued instruction on long
+  // scoreboard (address registers rewritten while a queued copy had yet to
+  // read them) 0.25 against 0.04 for the bulk copies at 1000^3 x 2, on LG
+  // throttle 0.11 against 0, on MIO throttle 0.09 against 0.02.
   // Measured on an H200 against all at once (ms): 1002^3 x 2 0.0996 against
   // 0.1054, 1001^3 x 2 0.1063 against 0.1149, 1001x4001x1001 x 2 0.3847
   // against 0.4186, 900x3700x901 x 2 0.3298 against 0.3543, 380x300x250 x 20
@@ -669,6 +669,15 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // 0.1958; parts from K index 2, 8 apart, lost more. A in two parts and B
   // in two or four spilled nothing but lost too (511^3 x 30 0.2083 and 0.2065
   // against 0.2037, 1002x1001x1002 x 4 0.1919 and 0.1908 against 0.1809).
+  // Held as one pointer and 32-bit offsets (AlternateRowOffsets, with both
+  // operands element by element in rows an odd number apart), the copies
+  // take those parts without spills (128 registers; 14.1% of the FFMAs on
+  // two same-bank registers against 9.8%) and gain (session 55, three
+  // rounds): 511^3 x 30 0.1957 against 0.1996, 513^3 x 30 0.2154 against
+  // 0.2204, 255x257x253 x 121 0.1084 against 0.1140, 1001^3 x 8 0.3605
+  // against 0.3659, x 4 0.1850 against 0.1865, 999^3 x 4 0.1841 against
+  // 0.1858, 1023^3 x 4 0.1882 against 0.1894, 1001x2001x1001 x 4 0.3546
+  // against 0.3559; 511^3 x 60 even (0.3812).
   // The two-warp 64 x 64 tiles (six blocks to an SM, K steps of 16 in four
   // stages) take them from K index 3 too. Measured on an H200 against all at
   // once (ms, sessions 46 and 47): 320^3 x 122 0.1794 against 0.1874, 448^3
@@ -690,7 +699,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   constexpr bool k64Steps16 =
       S::kBlockM == 64 && S::kBlockN == 64 && S::kBlockK == 16;
   constexpr bool kBigAlone = kBig && S::kMinBlocksPerSm == 1;
-  constexpr bool kBigPairs = kBig && S::kMinBlocksPerSm == 2 && kWidthA != 1;
+  // Two to an SM, A not element by element, or every other row in pairs.
+  constexpr bool kBigPairs =
+      kBig && S::kMinBlocksPerSm == 2 && (kWidthA != 1 || kAlternatePairs);
   constexpr bool kQuadSteps16 = k64Steps16 && S::kThreads == 128;
   constexpr bool kTwoWarpSteps16 =
       k64Steps16 && S::kThreads == 64 && S::kStages == 4;
@@ -757,7 +768,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // against 0.1885); held as one pointer and two 32-bit offsets
   // (AlternateRowOffsets), 9.8% (the loop's loads read at least 9
   // instructions on, 36 at the median), and both element by element gained
-  // 0.4-1.0% over kAlignedPairs (session 55, three rounds): 511^3 x 30 0.1994
+  // 0.4-1.0% over kAlignedPairs, copying all at once (session 55, three
+  // rounds; in four parts they gained more, at kInterleaved): 511^3 x 30 0.1994
   // against 0.2013, 1001^3 x 4 0.1866 against 0.1885, x 8 0.3665 against
   // 0.3701, 1023^3 x 4 0.1897 against 0.1915, 1001x2001x1001 x 4 0.3564
   // against 0.3596, 999^3 x 4 0.1862 against 0.1879, 513^3 x 30 0.2207
