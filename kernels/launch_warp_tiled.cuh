@@ -209,8 +209,8 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
       }
       // A element by element in rows an odd number of elements apart, and B
       // too if it goes so: every other row in pairs (kAlternatePairs). Two
-      // blocks to an SM, only where B goes so too, its rows as A's, and each
-      // piece's rows lie under 2^31 elements on (AlternateRowOffsets).
+      // blocks to an SM, only where B goes so too, and where a block's piece
+      // of each spans under 2^31 elements (AlternateRowOffsets).
       if constexpr (kA == 1 && kWhole && kAlternatePairsOf<S>) {
         const bool odd_rows =
             p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0);

@@ -744,21 +744,20 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // kAlternatePairs (the 128 x 128 tiles in unchecked steps, one to an SM with
   // A element by element or two to an SM with both so; the launcher sees that
   // each operand that goes element by element lies in rows an odd number of
-  // elements apart): those operands
-  // copy their rows that start on 8 bytes in pairs, the others element by
-  // element (AlternateRowCopies), with no branch in the loop: a quarter fewer
-  // copies of A, and of B where it goes element by element. Measured on an
-  // H200 against element by element (ms, docs/benchmarks.md, session 54):
-  // both element by element, 1001^3 x 2 0.1001 against 0.1014, 901^3 x 2
-  // 0.0915 against 0.0929, 1001x4001x1001 x 2 0.3596 against 0.3635, 1023^3 x
-  // 2 0.1001 against 0.1015, 999^3 x 2 0.1001 against 0.1016, 1001x1021x1003 x
-  // 2 0.1002 against 0.1016; B in pairs, 1001x1001x1002 x 2 0.0985 against
-  // 0.0991; B on 16 bytes, 1001x1001x1000 x 2 0.1011 against 0.1024. Written
-  // otherwise (the copies' shared addresses a pointer plus an offset rather
-  // than an index), ptxas laid out the loop with loads read sooner (at least
-  // 13 instructions on, 71 at the median, against 15 and 79:
-  // tools/sass_loop.py --reads), and both element by element lost 2.5%
-  // (1001^3 x 2 0.1040). B's alone (A in pairs) lost: 1002x1002x1001 x 2
+  // elements apart): those operands copy their rows that start on 8 bytes in
+  // pairs, the others element by element (AlternateRowCopies), with no branch
+  // in the loop: a quarter fewer copies of A, and of B where it goes element by
+  // element. Measured on an H200 against element by element (ms,
+  // docs/benchmarks.md, session 54): both element by element, 1001^3 x 2 0.1001
+  // against 0.1014, 901^3 x 2 0.0915 against 0.0929, 1001x4001x1001 x 2 0.3596
+  // against 0.3635, 1023^3 x 2 0.1001 against 0.1015, 999^3 x 2 0.1001 against
+  // 0.1016, 1001x1021x1003 x 2 0.1002 against 0.1016; B in pairs,
+  // 1001x1001x1002 x 2 0.0985 against 0.0991; B on 16 bytes, 1001x1001x1000 x 2
+  // 0.1011 against 0.1024. Written otherwise (the copies' shared addresses a
+  // pointer plus an offset rather than an index), ptxas laid out the loop with
+  // loads read sooner (at least 13 instructions on, 71 at the median, against
+  // 15 and 79: tools/sass_loop.py --reads), and both element by element lost
+  // 2.5% (1001^3 x 2 0.1040). B's alone (A in pairs) lost: 1002x1002x1001 x 2
   // 0.1047 against 0.1017. So did the other kernels that interleave their
   // copies, or gained under 1%: 450x451x450 x 5 0.0433 against 0.0428,
   // 511x512x511 x 6 0.0462 against 0.0457, 529^3 x 40 0.3626 against 0.3637.
@@ -766,18 +765,17 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // ran 7% behind kAlignedPairs, ptxas laying out the loop with 48% of its
   // FFMAs reading two registers of one bank against 11% (1001^3 x 4 0.2024
   // against 0.1885); held as one pointer and two 32-bit offsets
-  // (AlternateRowOffsets), 9.8% (the loop's loads read at least 9
-  // instructions on, 36 at the median), and both element by element gained
-  // 0.4-1.0% over kAlignedPairs, copying all at once (session 55, three
-  // rounds; in four parts they gained more, at kInterleaved): 511^3 x 30 0.1994
-  // against 0.2013, 1001^3 x 4 0.1866 against 0.1885, x 8 0.3665 against
-  // 0.3701, 1023^3 x 4 0.1897 against 0.1915, 1001x2001x1001 x 4 0.3564
-  // against 0.3596, 999^3 x 4 0.1862 against 0.1879, 513^3 x 30 0.2207
-  // against 0.2223, 255x257x253 x 121 0.1143 against 0.1151; 511^3 x 60 even
-  // (0.3815 against 0.3814). With A's alone so, B in pairs or on 16 bytes,
-  // they lost (session 54: 1001x1001x1002 x 4 0.1837 against 0.1808,
-  // 1001x1001x1000 x 4 0.1834 against 0.1821), and one to an SM so lost 2.8%
-  // (1001^3 x 2 0.1032 against 0.1003).
+  // (AlternateRowOffsets), 9.8% (the loop's loads read at least 9 instructions
+  // on, 36 at the median), and both element by element gained 0.4-1.0% over
+  // kAlignedPairs, copying all at once (session 55, three rounds; in four parts
+  // they gained more, at kInterleaved): 511^3 x 30 0.1994 against 0.2013,
+  // 1001^3 x 4 0.1866 against 0.1885, x 8 0.3665 against 0.3701, 1023^3 x 4
+  // 0.1897 against 0.1915, 1001x2001x1001 x 4 0.3564 against 0.3596, 999^3 x 4
+  // 0.1862 against 0.1879, 513^3 x 30 0.2207 against 0.2223, 255x257x253 x 121
+  // 0.1143 against 0.1151; 511^3 x 60 even (0.3815 against 0.3814). With A's
+  // alone so, B in pairs or on 16 bytes, they lost (session 54: 1001x1001x1002
+  // x 4 0.1837 against 0.1808, 1001x1001x1000 x 4 0.1834 against 0.1821), and
+  // one to an SM so lost 2.8% (1001^3 x 2 0.1032 against 0.1003).
   constexpr bool kAlternateB = kAlternatePairs && kWidthB == 1;
   constexpr bool kAlternateOffsets = S::kMinBlocksPerSm == 2;
   std::conditional_t<
