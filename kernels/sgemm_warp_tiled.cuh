@@ -230,19 +230,20 @@ struct AlternateRowCopies {
   template <typename Copy>
   __device__ void Part(float* stage, int64_t pitch, int part, int parts,
                        Copy copy) const {
+    // Part `part` of a kind's `count` copies, `gap` rows apart from row
+    // `row`, column `col` of the stage and `from`.
+    auto copies = [&](auto width, int count, int gap, int row, int col,
+                      const float* from) {
 #pragma unroll
-    for (int j = part * kPairs / parts; j < (part + 1) * kPairs / parts; ++j) {
-      copy(std::integral_constant<int, 2>(),
-           &stage[(pair_row + j * kPairGap) * kPitch + pair_col],
-           pair_src + j * kPairGap * pitch);
-    }
-#pragma unroll
-    for (int j = part * kSingles / parts; j < (part + 1) * kSingles / parts;
-         ++j) {
-      copy(std::integral_constant<int, 1>(),
-           &stage[(single_row + j * kSingleGap) * kPitch + single_col],
-           single_src + j * kSingleGap * pitch);
-    }
+      for (int j = part * count / parts; j < (part + 1) * count / parts; ++j) {
+        copy(width, &stage[(row + j * gap) * kPitch + col],
+             from + j * gap * pitch);
+      }
+    };
+    copies(std::integral_constant<int, 2>(), kPairs, kPairGap, pair_row,
+           pair_col, pair_src);
+    copies(std::integral_constant<int, 1>(), kSingles, kSingleGap, single_row,
+           single_col, single_src);
   }
 
   // Moves the piece on by `elements`.
@@ -304,6 +305,18 @@ struct AlternateRowOffsets {
 struct NoRowCopies {
   __device__ NoRowCopies(const float*, int64_t, int64_t, int64_t, int) {}
 };
+
+// The copies of a kRows x kLength piece, rows kPitch floats apart in shared
+// memory, where kAlternatePairs takes them: held as offsets (kOffsets) or as
+// pointers; else none.
+template <bool kAlternate, bool kOffsets, int kRows, int kLength, int kPitch,
+          int kThreads>
+using AlternateRowsOf = std::conditional_t<
+    kAlternate,
+    std::conditional_t<kOffsets,
+                       AlternateRowOffsets<kRows, kLength, kPitch, kThreads>,
+                       AlternateRowCopies<kRows, kLength, kPitch, kThreads>>,
+    NoRowCopies>;
 
 // C_i = A_i * B_i for a strided batch (problem i's A at a + i * stride_a, and
 // so on; a single product is a batch of one), row-major with rows lda, ldb
@@ -778,21 +791,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // one to an SM so lost 2.8% (1001^3 x 2 0.1032 against 0.1003).
   constexpr bool kAlternateB = kAlternatePairs && kWidthB == 1;
   constexpr bool kAlternateOffsets = S::kMinBlocksPerSm == 2;
-  std::conditional_t<
-      kAlternatePairs,
-      std::conditional_t<
-          kAlternateOffsets,
-          AlternateRowOffsets<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>,
-          AlternateRowCopies<S::kBlockM, S::kBlockK, S::kPitchA, S::kThreads>>,
-      NoRowCopies>
+  AlternateRowsOf<kAlternatePairs, kAlternateOffsets, S::kBlockM, S::kBlockK,
+                  S::kPitchA, S::kThreads>
       alternate_a(a, block_row, k_begin, lda, tid);
-  std::conditional_t<
-      kAlternateB,
-      std::conditional_t<
-          kAlternateOffsets,
-          AlternateRowOffsets<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>,
-          AlternateRowCopies<S::kBlockK, S::kBlockN, S::kBlockN, S::kThreads>>,
-      NoRowCopies>
+  AlternateRowsOf<kAlternateB, kAlternateOffsets, S::kBlockK, S::kBlockN,
+                  S::kBlockN, S::kThreads>
       alternate_b(b, k_begin, block_col, ldb, tid);
   // Copies part `part` of `parts` of the step (its copy rows of A and B in
   // that share) into `stage`, where `live`; the last part moves on a step.
