@@ -582,10 +582,34 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // 6 of 11 (384x1130x384 x 76 0.5951 against 0.5471); where the 64-wide tiles
 // split no problem, they lost or were even (767^3 x 20 0.4374 against 0.4159,
 // 1001^3 x 8 0.3778 against 0.3775).
+//
+// Where both operands go element by element in rows an odd number of elements
+// apart, the tiles two to an SM copy every other row in pairs
+// (AlternatesBothOperands), and take a batch where kBigRoundCost times their
+// rounds are fewer than the 64-wide tiles' and they pad C at most
+// kMaxBigPadding times as much (a round of them took about 1.25 times as long
+// as one of the 64-wide tiles': 1.27 against 64 x 128, 1.19 against 128 x 64,
+// fitted to 44 random such batches forced into each shape on an H200;
+// docs/benchmarks.md, session 56). Measured there against the rules before on
+// fresh random batches (ms, two rounds): one round against two, 511x367x381 x
+// 19 0.0760 against 0.0942, 368x635x631 x 15 0.1212 against 0.1338, 682x693x593
+// x 8 0.1318 against 0.1424, 730x1025x537 x 8 0.1873 against 0.2062; two
+// against three, 723x827x935 x 10 0.2996 against 0.3272, 349x921x1019 x 19
+// 0.3320 against 0.3473, 777^3 x 10 0.2833 against 0.2995, but 349x765x999 x
+// 17 0.2800 against 0.2589 and 980x873x599 x 10 0.3159 against 0.2995 (the
+// 64-wide tiles' third round 6% and 2% full), 652x1015x611 x 16 0.3642 against
+// 0.3569; three against four, 717x435x805 x 16 0.2497 against 0.2586, but
+// 811x1003x345 x 35 0.5326 against 0.5181 and 358x825x795 x 33 0.4445 against
+// 0.4385. Padding C 1.14-1.2 times as much, they lost (303x637x863 x 34 0.3512
+// against 0.3114, 429x789x879 x 17 0.2903 against 0.2724), and so they did
+// with as many rounds (forced: 703^3 x 12 0.2606 against 0.2120, 801^3 x 4
+// 0.1497 against 0.1233).
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
   constexpr double kMinBulkBigRounds = 1.75;
   constexpr int64_t kLongSplitK = 1024;
+  constexpr double kBigRoundCost = 1.25;
+  constexpr double kMaxBigPadding = 1.12;
   *big = BigTiles::kNone;
   int64_t big_slots = 0, slots = 0;
   if (cudaError_t error = WarpTiledSlots<WarpTiledBig>(&big_slots)) {
@@ -604,6 +628,13 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
         WholeProblems(p, tiles / p.count, slots, &min_split_k) == p.count;
     if (big_tiles <= sms && tiles > sms && whole) {
       *big = taken;
+      return cudaSuccess;
+    }
+    if (AlternatesBothOperands<WarpTiledBig>(p) &&
+        kBigRoundCost * static_cast<double>(CeilDiv(big_tiles, big_slots)) <
+            static_cast<double>(CeilDiv(tiles, slots)) &&
+        PaddedArea<WarpTiledBig>(p) <= kMaxBigPadding * PaddedArea<S>(p)) {
+      *big = BigTiles::kTwoPerSm;
       return cudaSuccess;
     }
     if ((p.VectorOperands() || (!whole && p.k < kLongSplitK)) &&

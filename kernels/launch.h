@@ -496,6 +496,18 @@ bool UncheckedSteps(const Batch& p) {
   return p.m >= S::kBlockM && p.n >= S::kBlockN;
 }
 
+// Whether blocks of shape S two to an SM copy every other row of both A and B
+// in pairs over p (kAlternatePairs in sgemm_warp_tiled.cuh, as offsets:
+// AlternateRowOffsets): in unchecked steps, both operands element by element
+// in rows an odd number of elements apart, and a block's piece of each
+// spanning under 2^31 elements.
+template <typename S>
+bool AlternatesBothOperands(const Batch& p) {
+  return UncheckedSteps<S>(p) && p.WidthA() == 1 && p.WidthB() == 1 &&
+         p.lda % 2 != 0 && p.ldb % 2 != 0 && p.lda <= INT_MAX / S::kBlockM &&
+         p.ldb <= INT_MAX / S::kBlockK;
+}
+
 // Whether the split blocks of shape S, in parts of k_per_split of K, add into
 // C's rows off 16 bytes realigned (LaunchWarpTiled): in unchecked steps, from
 // kMinRealignedK.

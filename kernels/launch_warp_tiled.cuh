@@ -209,13 +209,10 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
       }
       // A element by element in rows an odd number of elements apart, and B
       // too if it goes so: every other row in pairs (kAlternatePairs). Two
-      // blocks to an SM, only where B goes so too, and where a block's piece
-      // of each spans under 2^31 elements (AlternateRowOffsets).
+      // blocks to an SM, only where B goes so too (AlternatesBothOperands).
       if constexpr (kA == 1 && kWhole && kAlternatePairsOf<S>) {
-        const bool odd_rows =
-            p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0);
         if constexpr (S::kMinBlocksPerSm == 1) {
-          if (odd_rows) {
+          if (p.lda % 2 != 0 && (width_b != 1 || p.ldb % 2 != 0)) {
             kernel =
                 width_b == 4
                     ? LaunchKernel<S, 1, 4, kSplitK, kP, true, false, true>
@@ -224,8 +221,7 @@ cudaError_t LaunchWarpTiled(const Batch& p, int64_t tiles_m, int64_t tiles_n,
                     : LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
           }
         } else {
-          if (odd_rows && width_b == 1 && p.lda <= INT_MAX / S::kBlockM &&
-              p.ldb <= INT_MAX / S::kBlockK) {
+          if (AlternatesBothOperands<S>(p)) {
             kernel = LaunchKernel<S, 1, 1, kSplitK, kP, true, false, true>;
           }
         }

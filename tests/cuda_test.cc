@@ -734,14 +734,18 @@ INSTANTIATE_TEST_SUITE_P(AlignedPairs, GpuBatchedSgemm,
 // every row element by element. Two to an SM, both element by element in rows
 // an odd number apart (AlternateRowOffsets): 1001 x 1021 x 1003 x 4 with a gap
 // of 1 (with none, 255 x 257 x 253 x 121 and it in BigTiles, 511^3 x 30 in
-// SplitTails).
+// SplitTails), and 694 x 553 x 491 x 10, whose 240 such tiles take one round
+// where its 440 64-wide ones would take two (TakesBigTiles), with gaps of 0
+// and 1.
 INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{1001, 1021, 1003}, 2, 0},
                                            BatchCase{{1001, 1021, 1003}, 2, 1},
                                            BatchCase{{1001, 1001, 1002}, 2, 0},
                                            BatchCase{{1001, 1001, 1002}, 2, 1},
                                            BatchCase{{1001, 1001, 1000}, 2, 0},
-                                           BatchCase{{1001, 1021, 1003}, 4, 1}),
+                                           BatchCase{{1001, 1021, 1003}, 4, 1},
+                                           BatchCase{{694, 553, 491}, 10, 0},
+                                           BatchCase{{694, 553, 491}, 10, 1}),
                          BatchTestName);
 
 // The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
