@@ -586,9 +586,10 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // Where both operands go element by element in rows an odd number of elements
 // apart, the tiles two to an SM copy every other row in pairs
 // (AlternatesBothOperands), and take a batch where kBigRoundCost times their
-// rounds are fewer than the 64-wide tiles' and they pad C at most
-// kMaxBigPadding times as much (a round of them took about 1.25 times as long
-// as one of the 64-wide tiles': 1.27 against 64 x 128, 1.19 against 128 x 64,
+// rounds are fewer than the 64-wide tiles' (or as many, where they pad C no
+// more than 64 x 128 tiles would) and they pad C at most kMaxBigPadding times
+// as much (a round of them took about 1.25 times as long as one of the
+// 64-wide tiles': 1.27 against 64 x 128, 1.19 against 128 x 64,
 // fitted to 44 random such batches forced into each shape on an H200;
 // docs/benchmarks.md, session 56). Measured there against the rules before on
 // fresh random batches (ms, two rounds): one round against two, 511x367x381 x
@@ -603,7 +604,17 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // 0.4385. Padding C 1.14-1.2 times as much, they lost (303x637x863 x 34 0.3512
 // against 0.3114, 429x789x879 x 17 0.2903 against 0.2724), and so they did
 // with as many rounds (forced: 703^3 x 12 0.2606 against 0.2120, 801^3 x 4
-// 0.1497 against 0.1233).
+// 0.1497 against 0.1233), padding C more than 64 x 128 tiles. Padding it no
+// more, as many rounds measured against the rules before (session 57): on
+// random batches drawn where the rule fires (seeds 62 and 63), 597x457x615 x
+// 34 0.3036 against 0.3371, 871x1015x503 x 32 0.6302 against 0.6642,
+// 466x459x477 x 51 0.3032 against 0.3105, 637x873x355 x 65 0.6221 against
+// 0.6314; in place of 128 x 64 tiles in K steps of 32 (TakesTallTiles),
+// 593x523x1051 x 19 0.3410 against 0.3684, 340x747x551 x 61 0.4695 against
+// 0.4919, 870x905x807 x 18 0.5692 against 0.5843; on fresh ones (seeds 64 and
+// 65), 1001x667x1017 x 13 0.4233 against 0.4398, 768x423x697 x 27 0.3234
+// against 0.3314, 887x673x809 x 21 0.4882 against 0.5147; 333^3 x 108 0.2626
+// against 0.2615.
 template <typename S>
 cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
   constexpr double kMinBulkBigRounds = 1.75;
@@ -630,10 +641,14 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
       *big = taken;
       return cudaSuccess;
     }
+    const double big_rounds =
+        kBigRoundCost * static_cast<double>(CeilDiv(big_tiles, big_slots));
+    const double rounds = static_cast<double>(CeilDiv(tiles, slots));
+    const int64_t big_area = PaddedArea<WarpTiledBig>(p);
     if (AlternatesBothOperands<WarpTiledBig>(p) &&
-        kBigRoundCost * static_cast<double>(CeilDiv(big_tiles, big_slots)) <
-            static_cast<double>(CeilDiv(tiles, slots)) &&
-        PaddedArea<WarpTiledBig>(p) <= kMaxBigPadding * PaddedArea<S>(p)) {
+        big_area <= kMaxBigPadding * PaddedArea<S>(p) &&
+        (big_rounds < rounds ||
+         (big_rounds == rounds && big_area <= PaddedArea<WarpTiledWide>(p)))) {
       *big = BigTiles::kTwoPerSm;
       return cudaSuccess;
     }
@@ -674,6 +689,53 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
 constexpr double kLongStepsRounds = 4;
 constexpr int64_t kLongStepsK = 512;
 
+// Sets *long_steps to whether p's tiles of shape S, K split in `splits` parts,
+// take K steps of 32 (kLongStepsRounds, kLongStepsK).
+template <typename S>
+cudaError_t TakesLongSteps(const Batch& p, int64_t splits, bool* long_steps) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  *long_steps = CeilDiv(p.k, splits) >= kLongStepsK &&
+                Tiles<S>(p) * splits >= kLongStepsRounds * slots;
+  return cudaSuccess;
+}
+
+// Sets *tall to whether p takes 128 x 64 tiles rather than 64 x 128 ones:
+// where they pad C less (TallPadsLess), except in a batch whose operands both
+// go element by element in rows an odd number of elements apart
+// (AlternatesBothOperands), which takes them only where they also take fewer
+// rounds or K steps of 32 (TakesLongSteps). Measured on an H200 against
+// taking them wherever they pad C less (ms, two rounds, docs/benchmarks.md,
+// session 57). On random such batches drawn where the rule fires (seeds
+// 61-63), in as many rounds in K steps of 16: 819x401x553 x 11 0.1164 against
+// 0.1387, 1074x467x821 x 5 0.1299 against 0.1612, 946x625x435 x 19 0.2635
+// against 0.2951, 690x1053x535 x 20 0.4221 against 0.4745, 1064x1005x805 x 5
+// 0.2560 against 0.2864; but 341x775x675 x 15 0.1873 against 0.1785,
+// 766x447x831 x 8 0.1383 against 0.1352, 1042x635x829 x 9 0.2822 against
+// 0.2770. In K steps of 32 the 128 x 64 tiles kept their lead (against the 64
+// x 128 ones: 926x689x569 x 26 0.5017 against 0.5270, 870x905x807 x 18 0.5843
+// against 0.6094, 491x741x959 x 34 0.5890 against 0.6173). On 80 fresh ones
+// (seeds 64 and 65, the landed build), none behind by more than 0.7%:
+// 684x555x555 x 20 0.2339 against 0.2632, 881x983x807 x 12 0.4309 against
+// 0.4527, 344x585x565 x 24 0.1582 against 0.1856, 744x305x949 x 12 0.1538
+// against 0.1651, 694x715x567 x 27 0.4095 against 0.4375, 1024x965x809 x 7
+// 0.2839 against 0.2983.
+cudaError_t TakesTallTiles(const Batch& p, bool* tall) {
+  *tall = TallPadsLess(p);
+  if (!*tall || p.count == 1 || !AlternatesBothOperands<WarpTiledTall>(p)) {
+    return cudaSuccess;
+  }
+  bool long_steps = false;
+  int64_t tall_rounds = 0, wide_rounds = 0;
+  if (cudaError_t error = TakesLongSteps<WarpTiledTall>(p, 1, &long_steps)) {
+    return error;
+  }
+  if (cudaError_t error = Rounds<WarpTiledTall>(p, &tall_rounds)) return error;
+  if (cudaError_t error = Rounds<WarpTiledWide>(p, &wide_rounds)) return error;
+  *tall = long_steps || tall_rounds < wide_rounds;
+  return cudaSuccess;
+}
+
 // Calls shaped(S()) with the warp-tiled shape S that p takes, and returns what
 // it returns.
 template <typename Shaped>
@@ -684,17 +746,19 @@ cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
     if (cudaError_t error = TakesBigTiles<S>(p, &big)) return error;
     if (big == BigTiles::kOnePerSm) return shaped(WarpTiledBigAlone());
     if (big == BigTiles::kTwoPerSm) return shaped(WarpTiledBig());
-    int64_t splits = 1, slots = 0;
+    int64_t splits = 1;
     if (p.count == 1) {
       if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
     }
-    if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
-    const bool long_steps = CeilDiv(p.k, splits) >= kLongStepsK &&
-                            Tiles<S>(p) * splits >= kLongStepsRounds * slots;
+    bool long_steps = false;
+    if (cudaError_t error = TakesLongSteps<S>(p, splits, &long_steps)) {
+      return error;
+    }
     return long_steps ? shaped(LongSteps<S>()) : shaped(narrow);
   };
-  return TallPadsLess(p) ? unless_big(WarpTiledTall())
-                         : unless_big(WarpTiledWide());
+  bool tall = false;
+  if (cudaError_t error = TakesTallTiles(p, &tall)) return error;
+  return tall ? unless_big(WarpTiledTall()) : unless_big(WarpTiledWide());
 }
 
 cudaError_t SgemmWarpTiledShaped(const Batch& p, cudaStream_t stream) {
@@ -1878,8 +1942,8 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
     return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   }
   if (TakesQuadTiles(p)) return TinyTilesOr<WarpTiledSmall>(p, stream, small);
-  const bool tall = TallPadsLess(p);
-  bool takes_small = false;
+  bool tall = false, takes_small = false;
+  if (cudaError_t error = TakesTallTiles(p, &tall)) return error;
   if (cudaError_t error =
           tall ? TakesSmallTiles<WarpTiledTall>(p, &takes_small)
                : TakesSmallTiles<WarpTiledWide>(p, &takes_small)) {

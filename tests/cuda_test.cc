@@ -748,6 +748,22 @@ INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
                                            BatchCase{{694, 553, 491}, 10, 1}),
                          BatchTestName);
 
+// Batches whose operands both go element by element in rows an odd number of
+// elements apart (TakesTallTiles, TakesBigTiles; on a GPU of 132 SMs): 128 x 64
+// tiles pad C less but take as many rounds as 64 x 128 ones, which take the
+// batch (560 x 481 x 405 x 11, 385 against 396 blocks); they take fewer
+// rounds (250 x 301 x 177 x 66, 396 against 528) or K steps of 32 (200 x 513
+// x 945 x 70, 2100 blocks in K of 513, against 2240), and keep it; 128 x 128
+// tiles two to an SM pad C as little as 64 x 128 ones, and 1.25 times their
+// rounds equal those (250 x 255 x 255 x 220, 880 blocks against 1760), and
+// take it.
+INSTANTIATE_TEST_SUITE_P(AlternateShapes, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{560, 481, 405}, 11, 0},
+                                           BatchCase{{250, 301, 177}, 66, 0},
+                                           BatchCase{{200, 513, 945}, 70, 0},
+                                           BatchCase{{250, 255, 255}, 220, 0}),
+                         BatchTestName);
+
 // The two-warp 64 x 64 tiles six to an SM copy unchecked steps in four parts
 // too (kInterleaved), whatever the operands' alignment: both element by
 // element (321 x 35 x 321 x 122, two whole steps after a remainder), A alone
