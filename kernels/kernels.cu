@@ -689,14 +689,33 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
 constexpr double kLongStepsRounds = 4;
 constexpr int64_t kLongStepsK = 512;
 
+// A batch in 128 x 64 tiles whose operands both go element by element in rows
+// an odd number of elements apart (AlternatesBothOperands) takes K steps of 32
+// from kTallPairsLongStepsRounds rounds (and kLongStepsK of K): each step
+// copies A's rows in pieces twice as long. Measured on an H200, forced into
+// those tiles, against steps of 16 (ms, one round, docs/benchmarks.md,
+// session 57): from K 512 and a round, ahead at 31 of 31 random such batches
+// (1032x641x289 x 19 by 0.04%), by up to 20% (615x573x795 x 10, 1.6 rounds,
+// 0.1509 against 0.1815; 502x685x671 x 14 0.1764 against 0.2083;
+// 1042x635x829 x 9 0.2590 against 0.2769); behind under a round (688x719x409
+// x 4, 0.4 rounds, 0.0702 against 0.0677) and with K short (716x333x823 x 12
+// 0.1663 against 0.1615). Against steps of 16 up to kLongStepsRounds (the
+// rule before), on 35 fresh random batches it moves (seeds 66 and 67, two
+// rounds): ahead at 33, by up to 7% (328x1079x553 x 53 0.5701 against 0.6100,
+// 602x941x317 x 57 0.5067 against 0.5320, 922x697x567 x 16 0.3157 against
+// 0.3299), within 0.1% at the others.
+constexpr double kTallPairsLongStepsRounds = 1;
+
 // Sets *long_steps to whether p's tiles of shape S, K split in `splits` parts,
-// take K steps of 32 (kLongStepsRounds, kLongStepsK).
+// take K steps of 32: at least kLongStepsK of K a part in at least min_rounds
+// rounds of blocks.
 template <typename S>
-cudaError_t TakesLongSteps(const Batch& p, int64_t splits, bool* long_steps) {
+cudaError_t TakesLongSteps(const Batch& p, int64_t splits, double min_rounds,
+                           bool* long_steps) {
   int64_t slots = 0;
   if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   *long_steps = CeilDiv(p.k, splits) >= kLongStepsK &&
-                Tiles<S>(p) * splits >= kLongStepsRounds * slots;
+                Tiles<S>(p) * splits >= min_rounds * slots;
   return cudaSuccess;
 }
 
@@ -704,7 +723,8 @@ cudaError_t TakesLongSteps(const Batch& p, int64_t splits, bool* long_steps) {
 // where they pad C less (TallPadsLess), except in a batch whose operands both
 // go element by element in rows an odd number of elements apart
 // (AlternatesBothOperands), which takes them only where they also take fewer
-// rounds or K steps of 32 (TakesLongSteps). Measured on an H200 against
+// rounds or, by the rule for every shape (kLongStepsRounds), K steps of 32.
+// Measured on an H200 against
 // taking them wherever they pad C less (ms, two rounds, docs/benchmarks.md,
 // session 57). On random such batches drawn where the rule fires (seeds
 // 61-63), in as many rounds in K steps of 16: 819x401x553 x 11 0.1164 against
@@ -727,7 +747,8 @@ cudaError_t TakesTallTiles(const Batch& p, bool* tall) {
   }
   bool long_steps = false;
   int64_t tall_rounds = 0, wide_rounds = 0;
-  if (cudaError_t error = TakesLongSteps<WarpTiledTall>(p, 1, &long_steps)) {
+  if (cudaError_t error =
+          TakesLongSteps<WarpTiledTall>(p, 1, kLongStepsRounds, &long_steps)) {
     return error;
   }
   if (cudaError_t error = Rounds<WarpTiledTall>(p, &tall_rounds)) return error;
@@ -750,8 +771,13 @@ cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
     if (p.count == 1) {
       if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
     }
+    const bool tall_pairs = std::is_same_v<S, WarpTiledTall> && p.count > 1 &&
+                            AlternatesBothOperands<S>(p);
     bool long_steps = false;
-    if (cudaError_t error = TakesLongSteps<S>(p, splits, &long_steps)) {
+    if (cudaError_t error = TakesLongSteps<S>(
+            p, splits,
+            tall_pairs ? kTallPairsLongStepsRounds : kLongStepsRounds,
+            &long_steps)) {
       return error;
     }
     return long_steps ? shaped(LongSteps<S>()) : shaped(narrow);

@@ -749,17 +749,19 @@ INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
                          BatchTestName);
 
 // Batches whose operands both go element by element in rows an odd number of
-// elements apart (TakesTallTiles, TakesBigTiles; on a GPU of 132 SMs): 128 x 64
-// tiles pad C less but take as many rounds as 64 x 128 ones, which take the
-// batch (560 x 481 x 405 x 11, 385 against 396 blocks); they take fewer
-// rounds (250 x 301 x 177 x 66, 396 against 528) or K steps of 32 (200 x 513
-// x 945 x 70, 2100 blocks in K of 513, against 2240), and keep it; 128 x 128
-// tiles two to an SM pad C as little as 64 x 128 ones, and 1.25 times their
-// rounds equal those (250 x 255 x 255 x 220, 880 blocks against 1760), and
-// take it.
+// elements apart (TakesTallTiles, TakesBigTiles; on a GPU of 132 SMs): where
+// 128 x 64 tiles pad C less but take as many rounds as 64 x 128 ones, those
+// take the batch (560 x 481 x 405 x 11, 385 against 396 blocks); where they
+// take fewer, they keep it (250 x 301 x 177 x 66, 396 against 528), in K steps
+// of 32 from K of 512 (250 x 513 x 177 x 66, one round), as they do where the
+// rule for every shape gives them those steps (200 x 513 x 945 x 70, 2100
+// blocks against 2240). 128 x 128 tiles two to an SM that pad C as little as
+// 64 x 128 ones take the batch where 1.25 times their rounds equal the 64 x
+// 128 tiles' (250 x 255 x 255 x 220, 880 blocks against 1760).
 INSTANTIATE_TEST_SUITE_P(AlternateShapes, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{560, 481, 405}, 11, 0},
                                            BatchCase{{250, 301, 177}, 66, 0},
+                                           BatchCase{{250, 513, 177}, 66, 0},
                                            BatchCase{{200, 513, 945}, 70, 0},
                                            BatchCase{{250, 255, 255}, 220, 0}),
                          BatchTestName);
