@@ -589,13 +589,13 @@ enum class BigTiles { kNone, kTwoPerSm, kOnePerSm };
 // rounds are fewer than the 64-wide tiles' (or as many, where they pad C no
 // more than 64 x 128 tiles would) and they pad C at most kMaxBigPadding times
 // as much (a round of them took about 1.25 times as long as one of the
-// 64-wide tiles': 1.27 against 64 x 128, 1.19 against 128 x 64,
-// fitted to 44 random such batches forced into each shape on an H200;
-// docs/benchmarks.md, session 56). Measured there against the rules before on
-// fresh random batches (ms, two rounds): one round against two, 511x367x381 x
-// 19 0.0760 against 0.0942, 368x635x631 x 15 0.1212 against 0.1338, 682x693x593
-// x 8 0.1318 against 0.1424, 730x1025x537 x 8 0.1873 against 0.2062; two
-// against three, 723x827x935 x 10 0.2996 against 0.3272, 349x921x1019 x 19
+// 64-wide tiles': 1.27 against 64 x 128, 1.19 against 128 x 64, fitted to 44
+// random such batches forced into each shape on an H200; docs/benchmarks.md,
+// session 56). Measured there against the rules before on fresh random
+// batches (ms, two rounds): one round against two, 511x367x381 x 19 0.0760
+// against 0.0942, 368x635x631 x 15 0.1212 against 0.1338, 682x693x593 x 8
+// 0.1318 against 0.1424, 730x1025x537 x 8 0.1873 against 0.2062; two against
+// three, 723x827x935 x 10 0.2996 against 0.3272, 349x921x1019 x 19
 // 0.3320 against 0.3473, 777^3 x 10 0.2833 against 0.2995, but 349x765x999 x
 // 17 0.2800 against 0.2589 and 980x873x599 x 10 0.3159 against 0.2995 (the
 // 64-wide tiles' third round 6% and 2% full), 652x1015x611 x 16 0.3642 against
@@ -724,22 +724,22 @@ cudaError_t TakesLongSteps(const Batch& p, int64_t splits, double min_rounds,
 // go element by element in rows an odd number of elements apart
 // (AlternatesBothOperands), which takes them only where they also take fewer
 // rounds or, by the rule for every shape (kLongStepsRounds), K steps of 32.
-// Measured on an H200 against
-// taking them wherever they pad C less (ms, two rounds, docs/benchmarks.md,
-// session 57). On random such batches drawn where the rule fires (seeds
-// 61-63), in as many rounds in K steps of 16: 819x401x553 x 11 0.1164 against
-// 0.1387, 1074x467x821 x 5 0.1299 against 0.1612, 946x625x435 x 19 0.2635
-// against 0.2951, 690x1053x535 x 20 0.4221 against 0.4745, 1064x1005x805 x 5
-// 0.2560 against 0.2864; but 341x775x675 x 15 0.1873 against 0.1785,
-// 766x447x831 x 8 0.1383 against 0.1352, 1042x635x829 x 9 0.2822 against
-// 0.2770. In K steps of 32 the 128 x 64 tiles kept their lead (against the 64
-// x 128 ones: 926x689x569 x 26 0.5017 against 0.5270, 870x905x807 x 18 0.5843
-// against 0.6094, 491x741x959 x 34 0.5890 against 0.6173). On 80 fresh ones
-// (seeds 64 and 65, the landed build), none behind by more than 0.7%:
-// 684x555x555 x 20 0.2339 against 0.2632, 881x983x807 x 12 0.4309 against
-// 0.4527, 344x585x565 x 24 0.1582 against 0.1856, 744x305x949 x 12 0.1538
-// against 0.1651, 694x715x567 x 27 0.4095 against 0.4375, 1024x965x809 x 7
-// 0.2839 against 0.2983.
+// Measured on an H200 against taking them wherever they pad C less (ms, two
+// rounds, docs/benchmarks.md, session 57). On random such batches drawn where
+// the rule fires (seeds 61-63), in as many rounds in K steps of 16:
+// 819x401x553 x 11 0.1164 against 0.1387, 1074x467x821 x 5 0.1299 against
+// 0.1612, 946x625x435 x 19 0.2635 against 0.2951, 690x1053x535 x 20 0.4221
+// against 0.4745, 1064x1005x805 x 5 0.2560 against 0.2864; but 341x775x675 x
+// 15 0.1873 against 0.1785, 766x447x831 x 8 0.1383 against 0.1352,
+// 1042x635x829 x 9 0.2822 against 0.2770. In K steps of 32 the 128 x 64 tiles
+// kept their lead (against the 64 x 128 ones: 926x689x569 x 26 0.5017 against
+// 0.5270, 870x905x807 x 18 0.5843 against 0.6094, 491x741x959 x 34 0.5890
+// against 0.6173). On 80 fresh ones (seeds 64 and 65, with TakesBigTiles'
+// clause of as many rounds), none behind by more than 0.7%: 684x555x555 x 20
+// 0.2339 against 0.2632, 881x983x807 x 12 0.4309 against 0.4527, 344x585x565
+// x 24 0.1582 against 0.1856, 744x305x949 x 12 0.1538 against 0.1651,
+// 694x715x567 x 27 0.4095 against 0.4375, 1024x965x809 x 7 0.2839 against
+// 0.2983.
 cudaError_t TakesTallTiles(const Batch& p, bool* tall) {
   *tall = TallPadsLess(p);
   if (!*tall || p.count == 1 || !AlternatesBothOperands<WarpTiledTall>(p)) {
