@@ -689,8 +689,15 @@ cudaError_t TakesBigTiles(const Batch& p, BigTiles* big) {
 constexpr double kLongStepsRounds = 4;
 constexpr int64_t kLongStepsK = 512;
 
+// Whether p is a batch whose 128 x 64 tiles would copy both operands' rows in
+// pairs (AlternatesBothOperands), the batches of TakesTallTiles' exception and
+// of kTallPairsLongStepsRounds.
+bool TallPairsBatch(const Batch& p) {
+  return p.count > 1 && AlternatesBothOperands<WarpTiledTall>(p);
+}
+
 // A batch in 128 x 64 tiles whose operands both go element by element in rows
-// an odd number of elements apart (AlternatesBothOperands) takes K steps of 32
+// an odd number of elements apart (TallPairsBatch) takes K steps of 32
 // from kTallPairsLongStepsRounds rounds (and kLongStepsK of K): each step
 // copies A's rows in pieces twice as long. Measured on an H200, forced into
 // those tiles, against steps of 16 (ms, one round, docs/benchmarks.md,
@@ -722,7 +729,7 @@ cudaError_t TakesLongSteps(const Batch& p, int64_t splits, double min_rounds,
 // Sets *tall to whether p takes 128 x 64 tiles rather than 64 x 128 ones:
 // where they pad C less (TallPadsLess), except in a batch whose operands both
 // go element by element in rows an odd number of elements apart
-// (AlternatesBothOperands), which takes them only where they also take fewer
+// (TallPairsBatch), which takes them only where they also take fewer
 // rounds or, by the rule for every shape (kLongStepsRounds), K steps of 32.
 // Measured on an H200 against taking them wherever they pad C less (ms, two
 // rounds, docs/benchmarks.md, session 57). On random such batches drawn where
@@ -742,9 +749,7 @@ cudaError_t TakesLongSteps(const Batch& p, int64_t splits, double min_rounds,
 // 0.2983.
 cudaError_t TakesTallTiles(const Batch& p, bool* tall) {
   *tall = TallPadsLess(p);
-  if (!*tall || p.count == 1 || !AlternatesBothOperands<WarpTiledTall>(p)) {
-    return cudaSuccess;
-  }
+  if (!*tall || !TallPairsBatch(p)) return cudaSuccess;
   bool long_steps = false;
   int64_t tall_rounds = 0, wide_rounds = 0;
   if (cudaError_t error =
@@ -771,8 +776,8 @@ cudaError_t WithWarpTiledShape(const Batch& p, Shaped shaped) {
     if (p.count == 1) {
       if (cudaError_t error = WarpTiledSplits<S>(p, &splits)) return error;
     }
-    const bool tall_pairs = std::is_same_v<S, WarpTiledTall> && p.count > 1 &&
-                            AlternatesBothOperands<S>(p);
+    const bool tall_pairs =
+        std::is_same_v<S, WarpTiledTall> && TallPairsBatch(p);
     bool long_steps = false;
     if (cudaError_t error = TakesLongSteps<S>(
             p, splits,
