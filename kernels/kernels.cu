@@ -855,24 +855,26 @@ cudaError_t PadRows(int64_t rows, int64_t cols, float* scratch,
   return cudaSuccess;
 }
 
-// Copies C (rows x cols) from `padded` (rows padded_ld elements apart, a
-// multiple of 4, 16-byte aligned) back to c (rows ldc apart).
-cudaError_t UnpadRows(int64_t rows, int64_t cols, const float* padded,
-                      int64_t padded_ld, float* c, int64_t ldc,
+// Copies the C of each problem of p from `padded` (the problems one after
+// another, rows padded_ld elements apart, a multiple of 4, 16-byte aligned)
+// back to p.c (rows p.ldc apart, problems p.stride_c apart).
+cudaError_t UnpadRows(const Batch& p, const float* padded, int64_t padded_ld,
                       cudaStream_t stream) {
   constexpr int kThreads = 256;
   const int64_t segments = CeilDiv(padded_ld / 4, kThreads);
-  const int64_t blocks = GridBlocks(segments, rows);
+  const int64_t blocks = GridBlocks(segments, p.count * p.m);
   if (blocks < 0) return cudaErrorInvalidConfiguration;
   return LaunchOverlapped(UnpadRowsKernel<kThreads>, blocks, kThreads, 0,
-                          stream, cols, padded, padded_ld, c, ldc, segments);
+                          stream, p.n, padded, padded_ld, p.c, p.ldc, p.m,
+                          p.OneMatrixC() ? p.m * p.ldc : p.stride_c, segments);
 }
 
 // Runs `run` on p with A (pad_a) and B (pad_b) copied into rows that start on
 // 16 bytes in scratch memory (PadRows; a batch's problems as one matrix, so
 // they must follow one another), and with C computed in such rows and copied
-// back (pad_c; zeroed in the first pad's pass, or on its own). Where nothing
-// pads or scratch memory can't be had, runs p as it is.
+// back (pad_c; zeroed in the first pad's pass, or on its own; p's C need not
+// follow one another, as the whole 64s cut at a batch's edges do not). Where
+// nothing pads or scratch memory can't be had, runs p as it is.
 template <typename Run>
 cudaError_t SgemmPadded(const Batch& p, bool pad_a, bool pad_b, bool pad_c,
                         cudaStream_t stream, Run run) {
@@ -916,8 +918,7 @@ cudaError_t SgemmPadded(const Batch& p, bool pad_a, bool pad_b, bool pad_c,
   }
   if (!error) error = run(padded);
   if (pad_c && !error) {
-    error =
-        UnpadRows(p.count * p.m, p.n, padded.c, padded.ldc, p.c, p.ldc, stream);
+    error = UnpadRows(p, padded.c, padded.ldc, stream);
   }
   const cudaError_t freed = cudaFreeAsync(scratch, stream);
   return error ? error : freed;
@@ -1069,8 +1070,8 @@ cudaError_t SgemmWarpTiled(const Batch& p, cudaStream_t stream) {
   const double macs = p.MultiplyAdds();
   // Split K adds into C with atomics, four to a run of C where its rows don't
   // start on 16 bytes. Then C is computed in padded rows (zeroed in the first
-  // pad's pass, or on its own) and copied back, all problems of a batch as one
-  // matrix (a batch splits only where its C follow one another), where every
+  // pad's pass, or on its own; the problems one after another in scratch
+  // memory) and copied back to where each problem's C lies, where every
   // problem splits and from kMinPaddedCMacs multiply-adds. Measured on an H200
   // beside padded A and B: 1000x3000x777, K split 11, 0.148 ms against 0.161.
   // On its own, on an H100 (ms, docs/benchmarks.md, session 16): 511^3 0.0173

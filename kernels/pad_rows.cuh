@@ -51,15 +51,17 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// dst = src for a matrix of cols columns with rows src_ld elements apart in
-// src (a multiple of 4, src 16-byte aligned) and dst_ld in dst: the way back
-// of PadRowsKernel. A block covers kThreads runs of 4 elements of one row
+// dst = src for matrices of cols columns, `rows` rows each, with rows src_ld
+// elements apart in src (a multiple of 4, src 16-byte aligned; the matrices
+// one after another) and dst_ld in dst (the matrices `stride` apart): the way
+// back of PadRowsKernel. A block covers kThreads runs of 4 elements of one row
 // (`segments` blocks per row); each thread reads one 16-byte run and stores
 // its elements inside the matrix one by one.
 template <int kThreads>
 __global__ void __launch_bounds__(kThreads)
     UnpadRowsKernel(int64_t cols, const float* __restrict__ src, int64_t src_ld,
-                    float* __restrict__ dst, int64_t dst_ld, int64_t segments) {
+                    float* __restrict__ dst, int64_t dst_ld, int64_t rows,
+                    int64_t stride, int64_t segments) {
   WaitForPriorGrid();
   AllowDependentLaunch();
   const int64_t row = blockIdx.x / segments;
@@ -67,7 +69,11 @@ __global__ void __launch_bounds__(kThreads)
   if (col >= cols) return;
   const float4 run = *reinterpret_cast<const float4*>(src + row * src_ld + col);
   const float values[4] = {run.x, run.y, run.z, run.w};
-  float* out = dst + row * dst_ld + col;
+  // Where the matrices follow one another in dst too, without a division.
+  const int64_t dst_row = stride == rows * dst_ld
+                              ? row * dst_ld
+                              : row / rows * stride + row % rows * dst_ld;
+  float* out = dst + dst_row + col;
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     if (col + q < cols) out[q] = values[q];
