@@ -261,9 +261,20 @@ void ExpectProductsMatch(const std::vector<float>& c,
 class GpuBatchedSgemm : public GpuTest,
                         public ::testing::WithParamInterface<BatchCase> {};
 
-TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
-  const auto [s, count, gap] = GetParam();
-  std::mt19937_64 rng = matserve::testing::FreshRng();
+// `packed` with `offset` NaNs before it: matrices that many elements past the
+// start of their allocation.
+std::vector<float> Shifted(uint64_t offset, std::vector<float> packed) {
+  packed.insert(packed.begin(), offset, NAN);
+  return packed;
+}
+
+// Fails unless SgemmStridedBatched on `count` random problems of shape s,
+// `gap` elements apart, with A, B and C off_a, off_b and off_c elements past
+// the start of their allocations, matches the float64 reference in every
+// product and writes nothing outside C.
+void ExpectBatchMatches(const Shape& s, uint32_t count, uint32_t gap,
+                        uint64_t off_a, uint64_t off_b, uint64_t off_c,
+                        std::mt19937_64& rng) {
   std::vector<Matrix> as, bs;
   for (uint32_t i = 0; i < count; ++i) {
     as.push_back(RandomMatrix(s.m, s.k, rng));
@@ -273,15 +284,23 @@ TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
   const uint64_t stride_a = uint64_t{s.m} * s.k + gap;
   const uint64_t stride_b = uint64_t{s.k} * s.n + gap;
   const uint64_t stride_c = size_c + gap;
-  DeviceVector da(Pack(as, stride_a)), db(Pack(bs, stride_b)),
-      dc(count * stride_c);
-  ASSERT_CUDA_OK(kernels::SgemmStridedBatched(s.m, s.n, s.k, da.get(), stride_a,
-                                              db.get(), stride_b, dc.get(),
-                                              stride_c, count, nullptr));
+  DeviceVector da(Shifted(off_a, Pack(as, stride_a))),
+      db(Shifted(off_b, Pack(bs, stride_b))), dc(off_c + count * stride_c);
+  ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
+      s.m, s.n, s.k, da.get() + off_a, stride_a, db.get() + off_b, stride_b,
+      dc.get() + off_c, stride_c, count, nullptr));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
-  const std::vector<float> c = dc.ToHost();
+  std::vector<float> c = dc.ToHost();
+  ExpectGapsUnwritten({c.begin(), c.begin() + off_c}, 0, 1);
+  c.erase(c.begin(), c.begin() + off_c);
   ExpectProductsMatch(c, as, bs, size_c, stride_c);
   ExpectGapsUnwritten(c, size_c, stride_c);
+}
+
+TEST_P(GpuBatchedSgemm, EveryProductMatchesTheReference) {
+  const auto [s, count, gap] = GetParam();
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  ExpectBatchMatches(s, count, gap, 0, 0, 0, rng);
 }
 
 // Each size class of the launcher (four problems per block up to 16, a warp
@@ -409,30 +428,7 @@ TEST_F(GpuTest, RandomBatchesMatchTheReference) {
     SCOPED_TRACE(ShapeName(s) + " x " + std::to_string(count) + ", gap " +
                  std::to_string(gap) + ", offsets " + std::to_string(off_a) +
                  " " + std::to_string(off_b) + " " + std::to_string(off_c));
-    std::vector<Matrix> as, bs;
-    for (uint32_t i = 0; i < count; ++i) {
-      as.push_back(RandomMatrix(s.m, s.k, rng));
-      bs.push_back(RandomMatrix(s.k, s.n, rng));
-    }
-    const uint64_t size_c = uint64_t{s.m} * s.n;
-    const uint64_t stride_a = uint64_t{s.m} * s.k + gap;
-    const uint64_t stride_b = uint64_t{s.k} * s.n + gap;
-    const uint64_t stride_c = size_c + gap;
-    auto shifted = [](uint64_t offset, std::vector<float> packed) {
-      packed.insert(packed.begin(), offset, NAN);
-      return packed;
-    };
-    DeviceVector da(shifted(off_a, Pack(as, stride_a))),
-        db(shifted(off_b, Pack(bs, stride_b))), dc(off_c + count * stride_c);
-    ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
-        s.m, s.n, s.k, da.get() + off_a, stride_a, db.get() + off_b, stride_b,
-        dc.get() + off_c, stride_c, count, nullptr));
-    ASSERT_CUDA_OK(cudaDeviceSynchronize());
-    std::vector<float> c = dc.ToHost();
-    ExpectGapsUnwritten({c.begin(), c.begin() + off_c}, 0, 1);
-    c.erase(c.begin(), c.begin() + off_c);
-    ExpectProductsMatch(c, as, bs, size_c, stride_c);
-    ExpectGapsUnwritten(c, size_c, stride_c);
+    ExpectBatchMatches(s, count, gap, off_a, off_b, off_c, rng);
   }
 }
 
@@ -574,12 +570,8 @@ TEST_F(GpuTest, StackedProblemsKeepTheirNonFiniteValues) {
                    size_c = uint64_t{s.m} * s.n;
     for (uint32_t offset = 0; offset < 4; ++offset) {
       SCOPED_TRACE("offset " + std::to_string(offset));
-      auto shifted = [offset](std::vector<float> packed) {
-        packed.insert(packed.begin(), offset, NAN);
-        return packed;
-      };
-      DeviceVector da(shifted(Pack(as, size_a))), db(shifted(Pack(bs, size_b))),
-          dc(kCount * size_c);
+      DeviceVector da(Shifted(offset, Pack(as, size_a))),
+          db(Shifted(offset, Pack(bs, size_b))), dc(kCount * size_c);
       ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
           s.m, s.n, s.k, da.get() + offset, size_a, db.get() + offset, size_b,
           dc.get(), size_c, kCount, nullptr));
