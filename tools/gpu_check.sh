@@ -3,16 +3,18 @@
 # compute-sanitizer over the kernels, and a few matserve-cli calls against a CUDA server.
 # Here, first:  cmake --build build && tools/pack_gpu.sh   (fills .device/)
 # There:        bash tools/gpu_check.sh [PART...]   (logs go to $OUT when it is set)
-# PARTs: tests (cuda_test and the end-to-end tests), memcheck, racecheck, synccheck, cli; all by
-# default. On an H100 they took over the device tool's 10 minutes a call (session 20, the tests'
-# own times: tests 3 minutes, memcheck 1.5, racecheck 4.5, synccheck 1, cli under 1), so run them
-# as two calls there: `tests memcheck`, then `racecheck synccheck cli`. The packed programs
-# outgrew the tool's 64 MiB (session 24): carry only what each call runs (the first without
-# matserve-load, matserve-echo-server, matserve-kernel-bench, matserve-cli and the CPU
-# end-to-end test, which CI runs; the second without the end-to-end tests either). On a machine
-# of four GPUs the parts run at once, one GPU each, all in one call (session 33: 4.5 minutes, the
-# packed programs as one xz archive of 25 MB):
-#   CUDA_VISIBLE_DEVICES=1 bash tools/gpu_check.sh tests cli &
+# PARTs: tests (cuda_test and the end-to-end tests), fuzz (matserve-kernel-fuzz: 50 fresh random
+# cases of each entry point against cuBLAS, under a minute on an H200, session 58), memcheck,
+# racecheck, synccheck, cli; all by default. On an H100 they took over the device tool's 10
+# minutes a call (session 20, the tests' own times: tests 3 minutes, memcheck 1.5, racecheck 4.5,
+# synccheck 1, cli under 1), so run them as two calls there: `tests fuzz memcheck`, then
+# `racecheck synccheck cli`. The packed programs outgrew the tool's 64 MiB (session 24): carry
+# only what each call runs (the first without matserve-load, matserve-echo-server,
+# matserve-kernel-bench, matserve-cli and the CPU end-to-end test, which CI runs; the second
+# without the end-to-end tests or matserve-kernel-fuzz either). On a machine of four GPUs the
+# parts run at once, one GPU each, all in one call (session 33: 4.5 minutes, the packed programs
+# as one xz archive of 25 MB):
+#   CUDA_VISIBLE_DEVICES=1 bash tools/gpu_check.sh tests fuzz cli &
 #   CUDA_VISIBLE_DEVICES=2 bash tools/gpu_check.sh memcheck synccheck &
 #   CUDA_VISIBLE_DEVICES=3 bash tools/gpu_check.sh racecheck & wait
 set -uo pipefail
@@ -22,14 +24,15 @@ export MATSERVE_SERVER_BINARY=$PWD/.device/bin/matserve-server
 out=${OUT:-/tmp/matserve-gpu-check}
 mkdir -p "$out"
 bin=.device/bin
-parts=" ${*:-tests memcheck racecheck synccheck cli} "
+parts=" ${*:-tests fuzz memcheck racecheck synccheck cli} "
 failed=0
 step() {  # step NAME COMMAND...: runs it, logs it, remembers a failure
   local name=$1; shift
   echo "=== $name"
   "$@" >"$out/$name.log" 2>&1
   local rc=$?
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|ERROR SUMMARY" "$out/$name.log" | head -20
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|ERROR SUMMARY|^seed |^FAIL|^[0-9]+ failed$" \
+    "$out/$name.log" | head -20
   [ $rc -eq 0 ] || { echo "!!! $name failed (exit $rc)"; tail -30 "$out/$name.log"; failed=1; }
 }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -37,6 +40,9 @@ if [[ $parts == *" tests "* ]]; then
 step cuda_test $bin/matserve_cuda_test
 step e2e_cuda_test $bin/matserve_e2e_cuda_test
 step e2e_cpu_test $bin/matserve_e2e_test
+fi
+if [[ $parts == *" fuzz "* ]]; then
+step kernel_fuzz $bin/matserve-kernel-fuzz --cases=50
 fi
 if [[ $parts == *" memcheck "* ]]; then
 step sanitizer_memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \

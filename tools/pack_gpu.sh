@@ -8,6 +8,7 @@ rm -rf .device
 ../shared/device/pack.sh .device "$build/server/matserve-server" "$build/client/matserve-cli" \
   "$build/tests/matserve_cuda_test" "$build/tests/matserve_e2e_cuda_test" \
   "$build/tests/matserve_e2e_test" "$build/kernels/bench/matserve-kernel-bench" \
+  "$build/kernels/bench/matserve-kernel-fuzz" \
   "$build/client/matserve-load" "$build/server/matserve-echo-server"
 # Debug info is most of the size, and the device tool carries 64 MiB at most.
 strip --strip-debug .device/bin/* .device/lib/*
