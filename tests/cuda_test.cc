@@ -398,8 +398,8 @@ INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
 // operands at the top); with or without gaps between the problems; A, B and C
 // 0 to 3 elements past their allocations, so rows start on 16, 8 or 4 bytes.
 // Every product against the float64 reference, nothing written outside C.
-// (Session 58 found 1537^3 x 2 a row off in every problem after the first
-// with such batches, drawn by a scratch fuzzer against cuBLAS.)
+// (In session 58 the bench, not a test, showed 1537^3 x 2 a row off in every
+// problem after the first: no test had drawn such a batch.)
 TEST_F(GpuTest, RandomBatchesMatchTheReference) {
   constexpr int kBatches = 12;
   constexpr double kMaxMacs = 5e9;

@@ -5,9 +5,9 @@
 // problems lie with or without gaps between them, and every matrix starts 0
 // to 3 elements past its place, so that rows start on 16, 8 or 4 bytes.
 // Outputs are poisoned with NaN first; gaps must stay unwritten. Prints one
-// line per case and exits 1 if any failed. (A scratch build of it found
-// 1537^3 x 2 a row off in every problem after the first: docs/benchmarks.md,
-// session 58.)
+// line per case and exits 1 if any failed. (Session 58 wrote it after the
+// bench, not a test, showed 1537^3 x 2 a row off in every problem after the
+// first: docs/benchmarks.md.)
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
