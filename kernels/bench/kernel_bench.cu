@@ -18,28 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bench/device_check.h"
 #include "kernels/kernels.h"
 
 namespace matserve::kernels {
 namespace {
 
-// Every CUDA or cuBLAS failure is fatal: a benchmark that goes on after one
-// prints numbers for work that never ran. Exit 2 keeps it apart from WRONG (1).
-[[noreturn]] void Fail(const char* call, const char* file, int line,
-                       const char* error) {
-  std::fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, error);
-  std::exit(2);
-}
-void Check(cudaError_t status, const char* call, const char* file, int line) {
-  if (status != cudaSuccess) Fail(call, file, line, cudaGetErrorName(status));
-}
-void Check(cublasStatus_t status, const char* call, const char* file,
-           int line) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    Fail(call, file, line, cublasGetStatusName(status));
-  }
-}
-#define CHECK(call) Check((call), #call, __FILE__, __LINE__)
+using bench::Fail;
+using bench::FillUniform;
+using bench::Poison;
+using bench::RelError;
+using bench::ToHost;
 
 constexpr double kMaxRelError = 1e-5;
 // The naive variant needs seconds per run past this many multiply-adds.
@@ -230,22 +219,6 @@ bool ParseOptions(int argc, char** argv, Options* options) {
                });
 }
 
-// Uniform in [-1, 1) from a counter-based hash (splitmix64) of seed and index:
-// reproducible like a seeded host generator, but fast enough for gigabytes of
-// inputs. Not curand: libcurand is 130 MB, over what the GPU machine's carry
-// takes. Never zeros: they hide unwritten outputs and can run faster.
-__global__ void FillUniform(float* data, int64_t count, uint64_t seed) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-       i < count; i += stride) {
-    uint64_t z = seed + static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    data[i] = static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
-  }
-}
-
 struct CudaFree {
   void operator()(float* p) const { cudaFree(p); }
 };
@@ -254,35 +227,8 @@ using DeviceBuffer = std::unique_ptr<float, CudaFree>;
 DeviceBuffer AllocateRandom(int64_t count, uint64_t seed, cudaStream_t stream) {
   float* data = nullptr;
   CHECK(cudaMalloc(&data, count * sizeof(float)));
-  FillUniform<<<1024, 256, 0, stream>>>(data, count, seed);
-  CHECK(cudaGetLastError());
+  FillUniform(data, count, seed, stream);
   return DeviceBuffer(data);
-}
-
-// 0xFF bytes are NaNs: an element a kernel fails to write fails the check.
-void Poison(float* data, int64_t count, cudaStream_t stream) {
-  CHECK(cudaMemsetAsync(data, 0xFF, count * sizeof(float), stream));
-}
-
-std::vector<float> ToHost(const float* data, int64_t count,
-                          cudaStream_t stream) {
-  std::vector<float> host(count);
-  CHECK(cudaMemcpyAsync(host.data(), data, count * sizeof(float),
-                        cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
-
-// ||out - ref||_F / ||ref||_F in double; NaN anywhere in `out` gives NaN.
-template <typename Ref>
-double RelError(const std::vector<float>& out, const std::vector<Ref>& ref) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = static_cast<double>(out[i]) - ref[i];
-    diff += d * d;
-    norm += static_cast<double>(ref[i]) * ref[i];
-  }
-  return std::sqrt(diff / norm);
 }
 
 // Input sets rotated between timed runs: one rotation touches more than twice

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bench/device_check.h"
 #include "kernels/kernels.h"
 
 namespace {
@@ -30,6 +31,11 @@ using matserve::kernels::GroupedGemmEntry;
 using matserve::kernels::GroupedPlan;
 using matserve::kernels::SgemmVariant;
 using matserve::kernels::TransposeVariant;
+using matserve::kernels::bench::FillUniform;
+using matserve::kernels::bench::Poison;
+using matserve::kernels::bench::RelError;
+using matserve::kernels::bench::ToHost;
+using matserve::kernels::bench::WorseError;
 
 constexpr char kUsage[] =
     "usage: matserve-kernel-fuzz [--cases=N] [--seed=S] "
@@ -38,16 +44,7 @@ constexpr char kUsage[] =
     "  --seed   the random cases' seed (default: fresh, printed)\n"
     "  --mode   which entry points (default all)\n";
 
-#define CHECK(call)                                                       \
-  do {                                                                    \
-    if (const int status = static_cast<int>(call)) {                      \
-      std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, \
-                   #call, status);                                        \
-      std::exit(2);                                                       \
-    }                                                                     \
-  } while (0)
-
-constexpr uint32_t kPoison = 0xFFFFFFFFu;  // a NaN: cudaMemset's 0xff bytes
+constexpr uint32_t kPoison = 0xFFFFFFFFu;  // what Poison writes
 constexpr double kTolerance = 1e-5;
 constexpr int64_t kFloats = int64_t{60} << 20;  // the inputs' pool
 
@@ -55,17 +52,6 @@ bool Poisoned(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, 4);
   return bits == kPoison;
-}
-
-// ||got - want|| / ||want|| over n elements; NaN anywhere gives infinity.
-double NormwiseError(const float* got, const float* want, int64_t n) {
-  double diff = 0, norm = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(got[i]) - want[i];
-    diff += d * d;
-    norm += static_cast<double>(want[i]) * want[i];
-  }
-  return std::isnan(diff) ? INFINITY : std::sqrt(diff / norm);
 }
 
 class Fuzzer {
@@ -92,7 +78,7 @@ class Fuzzer {
     const float one = 1, zero = 0;
     CHECK(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a,
                       k, &zero, reference_, n));
-    const std::vector<float> want = ToHost(reference_, m * n);
+    const std::vector<float> want = ToHost(reference_, m * n, nullptr);
     const bool slow_too = static_cast<double>(m) * n * k <= 2e9;
     for (SgemmVariant variant :
          {SgemmVariant::kAuto, SgemmVariant::kNaive, SgemmVariant::kTiled,
@@ -100,12 +86,12 @@ class Fuzzer {
       const bool slow =
           variant != SgemmVariant::kAuto && variant != SgemmVariant::kWarpTiled;
       if (slow && !slow_too) continue;
-      CHECK(cudaMemset(c, 0xff, m * n * sizeof(float)));
+      Poison(c, m * n, nullptr);
       const cudaError_t status =
           matserve::kernels::Sgemm(m, n, k, a, b, c, nullptr, variant);
       CHECK(cudaDeviceSynchronize());
       const double error =
-          NormwiseError(ToHost(c, m * n).data(), want.data(), m * n);
+          RelError(ToHost(c, m * n, nullptr).data(), want.data(), m * n);
       Report(status == cudaSuccess && error <= kTolerance,
              "single %ldx%ldx%ld offset %ld %s: status %d error %.2e", m, k, n,
              offset, matserve::kernels::SgemmVariantName(variant), status,
@@ -127,7 +113,7 @@ class Fuzzer {
     float* b = a + count * sa + off_b;
     float* c = b + count * sb + off_c;
     FillRandom(a, count * sa + off_b + count * sb);
-    CHECK(cudaMemset(c, 0xff, count * sc * sizeof(float)));
+    Poison(c, count * sc, nullptr);
     const float one = 1, zero = 0;
     CHECK(cublasSgemmStridedBatched(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k,
                                     &one, b, n, sb, a, k, sa, &zero, reference_,
@@ -135,13 +121,12 @@ class Fuzzer {
     const cudaError_t status = matserve::kernels::SgemmStridedBatched(
         m, n, k, a, sa, b, sb, c, sc, count, nullptr);
     CHECK(cudaDeviceSynchronize());
-    const std::vector<float> got = ToHost(c, count * sc);
-    const std::vector<float> want = ToHost(reference_, count * sc);
+    const std::vector<float> got = ToHost(c, count * sc, nullptr);
+    const std::vector<float> want = ToHost(reference_, count * sc, nullptr);
     double error = 0;
     int64_t written_gaps = 0;
     for (int64_t p = 0; p < count; ++p) {
-      error =
-          std::max(error, NormwiseError(&got[p * sc], &want[p * sc], m * n));
+      error = WorseError(error, RelError(&got[p * sc], &want[p * sc], m * n));
       for (int64_t i = m * n; i < sc; ++i)
         written_gaps += !Poisoned(got[p * sc + i]);
     }
@@ -177,7 +162,7 @@ class Fuzzer {
     const int64_t count = problems.size();
     FillRandom(pool_, used);
     for (const GemmProblem& p : problems) {
-      CHECK(cudaMemset(p.c, 0xff, p.m * p.n * sizeof(float)));
+      Poison(p.c, p.m * p.n, nullptr);
     }
     std::vector<GroupedGemmEntry> entries(count);
     const GroupedPlan plan = matserve::kernels::PlanSgemmGrouped(
@@ -195,10 +180,10 @@ class Fuzzer {
       const float one = 1, zero = 0;
       CHECK(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &one,
                         p.b, p.n, p.a, p.k, &zero, reference_, p.n));
-      error =
-          std::max(error, NormwiseError(ToHost(p.c, p.m * p.n).data(),
-                                        ToHost(reference_, p.m * p.n).data(),
-                                        p.m * p.n));
+      error = WorseError(
+          error,
+          RelError(ToHost(p.c, p.m * p.n, nullptr).data(),
+                   ToHost(reference_, p.m * p.n, nullptr).data(), p.m * p.n));
     }
     Report(status == cudaSuccess && error <= kTolerance,
            "grouped %ld problems up to %ld, %s tiles, width %d: status %d "
@@ -219,16 +204,16 @@ class Fuzzer {
     float* in = pool_ + off_in;
     float* out = in + count * stride + off_out;
     FillRandom(in, count * stride);
-    const std::vector<float> input = ToHost(in, count * stride);
+    const std::vector<float> input = ToHost(in, count * stride, nullptr);
     for (TransposeVariant variant :
          {TransposeVariant::kAuto, TransposeVariant::kTiled,
           TransposeVariant::kWide, TransposeVariant::kLargeTile,
           TransposeVariant::kPacked}) {
-      CHECK(cudaMemset(out, 0xff, count * stride * sizeof(float)));
+      Poison(out, count * stride, nullptr);
       const cudaError_t status = matserve::kernels::TransposeStridedBatched(
           rows, cols, in, stride, out, stride, count, nullptr, variant);
       CHECK(cudaDeviceSynchronize());
-      const std::vector<float> got = ToHost(out, count * stride);
+      const std::vector<float> got = ToHost(out, count * stride, nullptr);
       int64_t wrong = 0, written_gaps = 0;
       for (int64_t p = 0; p < count; ++p) {
         const float* from = &input[p * stride];
@@ -270,17 +255,7 @@ class Fuzzer {
     }
   }
   void FillRandom(float* device, int64_t count) {
-    std::uniform_real_distribution<float> value(-1, 1);
-    std::vector<float> host(count);
-    for (float& v : host) v = value(rng_);
-    CHECK(cudaMemcpy(device, host.data(), count * sizeof(float),
-                     cudaMemcpyHostToDevice));
-  }
-  static std::vector<float> ToHost(const float* device, int64_t count) {
-    std::vector<float> host(count);
-    CHECK(cudaMemcpy(host.data(), device, count * sizeof(float),
-                     cudaMemcpyDeviceToHost));
-    return host;
+    FillUniform(device, count, rng_(), nullptr);
   }
   template <typename... Args>
   void Report(bool ok, const char* format, Args... args) {
