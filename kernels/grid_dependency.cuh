@@ -17,10 +17,11 @@ __device__ inline void WaitForPriorGrid() {
 }
 
 // Lets the next grid in the stream be scheduled once every block of this one
-// has called it (or finished). Every kernel calls it after WaitForPriorGrid,
-// so that the next grid is launched only after all grids before this one have
+// has called it (or finished). Kernels call it after WaitForPriorGrid, so
+// that the next grid is launched only after all grids before this one have
 // finished; the strip (sgemm_strip.cuh), which waits only at its end, relies
-// on that.
+// on that. A split tail (SgemmWarpTiledKernel's wait_at_end) waits only at its
+// end too, and leaves the call to its blocks' exit, after that wait.
 __device__ inline void AllowDependentLaunch() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" ::);

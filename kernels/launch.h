@@ -56,7 +56,10 @@ inline int PieceWidth(const void* base, int64_t pitch, int64_t stride,
 // warp-tiled launcher has copied A or B into padded rows, or runs a batch's
 // whole 64s apart from its edges (only the warp-tiled and strip kernels read
 // the pitches). c_zeroed: C holds zeros already (a padded C, zeroed by an
-// operand's pad), so a split K need not zero it.
+// operand's pad), so a split K need not zero it. wait_at_end: the grid before
+// in the stream touches nothing of this batch, and every grid before that one
+// has finished when it launches, so the warp-tiled kernel may run beside it
+// and wait for it at its end (a split tail, SgemmWarpTiledPlanned).
 struct Batch {
   int64_t m, n, k;
   const float* a;
@@ -68,6 +71,7 @@ struct Batch {
   int64_t count;
   int64_t lda = k, ldb = n, ldc = n;
   bool c_zeroed = false;
+  bool wait_at_end = false;
 
   // Every row of A (of B, of C; of A and B; of all three) starts on 16 bytes.
   bool VectorA() const { return Vectorizable(a, lda, stride_a); }

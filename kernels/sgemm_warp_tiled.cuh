@@ -406,7 +406,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         int64_t lda, int64_t stride_a, const float* __restrict__ b, int64_t ldb,
         int64_t stride_b, float* __restrict__ c, int64_t ldc, int64_t stride_c,
         int64_t tiles_m, int64_t tiles_n, int64_t splits, int64_t k_per_split,
-        int64_t count,
+        int64_t count, bool wait_at_end,
         const __grid_constant__ KernelTables<kBulk, kGrouped> tables) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
   static_assert(!kGrouped || !(kSplitK || kPersistent || kBulk),
@@ -427,8 +427,13 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       !kBulk || (kVectorA && kVectorB && !kWholeSteps && !kPersistent &&
                  S::kFragK == 4 && S::kBulkable),
       "bulk copies read whole 16-byte units of rows that do not move");
-  WaitForPriorGrid();
-  AllowDependentLaunch();
+  // With wait_at_end (a split tail, SgemmWarpTiledPlanned), the grid before
+  // touches nothing this one does: it waits for it only before it ends, and
+  // lets the next grid launch only then (grid_dependency.cuh).
+  if (!wait_at_end) {
+    WaitForPriorGrid();
+    AllowDependentLaunch();
+  }
   extern __shared__ __align__(1024) float4 shared_words[];
   float* const shared = reinterpret_cast<float*>(shared_words);
 
@@ -1452,6 +1457,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       store_tile(problem_c(), m, n, ldc);
     }
   }
+  if (wait_at_end) WaitForPriorGrid();
 }
 
 }  // namespace matserve::kernels

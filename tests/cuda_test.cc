@@ -338,18 +338,24 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // split batch's last 5 to 16 columns lie past a multiple of 64, they run as a
 // strip beside the rest: 2 of 1024 x 1024 x 1032 (whose 1024s then take 128 x
 // 128 tiles, K whole), and 2 of 836^3 (beside 128 x 64 tiles, K split in 2,
-// where a split count that fills the rounds took 11).
-INSTANTIATE_TEST_SUITE_P(SplitTails, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{512, 300, 200}, 5, 0},
-                                           BatchCase{{256, 256, 256}, 52, 0},
-                                           BatchCase{{500, 772, 252}, 13, 0},
-                                           BatchCase{{511, 1023, 511}, 3, 0},
-                                           BatchCase{{510, 1023, 510}, 3, 0},
-                                           BatchCase{{450, 451, 450}, 3, 0},
-                                           BatchCase{{511, 511, 511}, 30, 0},
-                                           BatchCase{{1024, 1024, 1032}, 2, 0},
-                                           BatchCase{{836, 836, 836}, 2, 0}),
-                         BatchTestName);
+// where a split count that fills the rounds took 11). In K steps of 16, a
+// split tail runs beside the whole problems' last blocks, waiting for them at
+// its end (kOverlappedTail): the last of 860 x 264 x 756 x 5 (64 x 128 tiles,
+// K in 4; with a gap, C zeroed problem by problem) and of 330 x 356 x 512 x
+// 17 (K in 5), the last 2 of 325 x 684 x 552 x 16 (128 x 64 tiles, K in 7),
+// and the last 2 of 450^3 x 50's whole 448s (two-warp 64 x 64 tiles, K in 6),
+// then its strips.
+INSTANTIATE_TEST_SUITE_P(
+    SplitTails, GpuBatchedSgemm,
+    ::testing::Values(
+        BatchCase{{512, 300, 200}, 5, 0}, BatchCase{{256, 256, 256}, 52, 0},
+        BatchCase{{500, 772, 252}, 13, 0}, BatchCase{{511, 1023, 511}, 3, 0},
+        BatchCase{{510, 1023, 510}, 3, 0}, BatchCase{{450, 451, 450}, 3, 0},
+        BatchCase{{511, 511, 511}, 30, 0}, BatchCase{{1024, 1024, 1032}, 2, 0},
+        BatchCase{{836, 836, 836}, 2, 0}, BatchCase{{860, 264, 756}, 5, 0},
+        BatchCase{{860, 264, 756}, 5, 1}, BatchCase{{330, 356, 512}, 17, 0},
+        BatchCase{{325, 684, 552}, 16, 0}, BatchCase{{450, 450, 450}, 50, 0}),
+    BatchTestName);
 
 // Off 16 bytes, K steps run unchecked where a problem is at least a block tile
 // on each side: the last tile row and column move inward to end at the
