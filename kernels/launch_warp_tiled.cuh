@@ -69,7 +69,7 @@ cudaError_t LaunchOver(const Batch& p, int64_t blocks, int bytes,
   return Launch(overlapped, kKernel, blocks, S::kThreads, bytes, stream, p.m,
                 p.n, p.k, p.a, p.lda, p.stride_a, p.b, p.ldb, p.stride_b, p.c,
                 p.ldc, p.stride_c, tiles_m, tiles_n, splits, k_per_split,
-                p.count, p.wait_at_end, maps);
+                p.count, maps, p.wait_at_end);
 }
 
 template <typename S, int kWidthA, int kWidthB, bool kSplitK, bool kPersistent,
@@ -159,7 +159,7 @@ cudaError_t LaunchGroupedKernel(const GroupedGemmEntry* entries, int64_t count,
   return LaunchOverlapped(kKernel, blocks, S::kThreads, S::kSharedBytes, stream,
                           0, 0, 0, none, 0, 0, none, 0, 0, nullptr, 0, 0, 0, 0,
                           /*splits=*/1, 0, /*count=*/1,
-                          /*wait_at_end=*/false, GroupedTable{entries, count});
+                          GroupedTable{entries, count}, /*wait_at_end=*/false);
 }
 
 }  // namespace

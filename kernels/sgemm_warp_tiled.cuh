@@ -318,6 +318,13 @@ using AlternateRowsOf = std::conditional_t<
                        AlternateRowCopies<kRows, kLength, kPitch, kThreads>>,
     NoRowCopies>;
 
+// The shapes whose split tails run beside the whole problems' last blocks,
+// waiting for them only at their end (SgemmWarpTiledPlanned in kernels.cu,
+// where the measurements are): K steps of 16 in four stages. Only their
+// split-K kernels read wait_at_end; the others' code stays as it was.
+template <typename S>
+constexpr bool kOverlappedTail = S::kBlockK == 16 && S::kStages == 4;
+
 // C_i = A_i * B_i for a strided batch (problem i's A at a + i * stride_a, and
 // so on; a single product is a batch of one), row-major with rows lda, ldb
 // and ldc elements apart, any sizes.
@@ -406,8 +413,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
         int64_t lda, int64_t stride_a, const float* __restrict__ b, int64_t ldb,
         int64_t stride_b, float* __restrict__ c, int64_t ldc, int64_t stride_c,
         int64_t tiles_m, int64_t tiles_n, int64_t splits, int64_t k_per_split,
-        int64_t count, bool wait_at_end,
-        const __grid_constant__ KernelTables<kBulk, kGrouped> tables) {
+        int64_t count,
+        const __grid_constant__ KernelTables<kBulk, kGrouped> tables,
+        bool wait_at_end) {
   static_assert(!(kPersistent && kSplitK), "a persistent block's K is whole");
   static_assert(!kGrouped || !(kSplitK || kPersistent || kBulk),
                 "a grouped block takes its tile's whole K alone");
@@ -430,7 +438,8 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // With wait_at_end (a split tail, SgemmWarpTiledPlanned), the grid before
   // touches nothing this one does: it waits for it only before it ends, and
   // lets the next grid launch only then (grid_dependency.cuh).
-  if (!wait_at_end) {
+  const bool late = kSplitK && kOverlappedTail<S> && wait_at_end;
+  if (!late) {
     WaitForPriorGrid();
     AllowDependentLaunch();
   }
@@ -1457,7 +1466,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       store_tile(problem_c(), m, n, ldc);
     }
   }
-  if (wait_at_end) WaitForPriorGrid();
+  if (late) WaitForPriorGrid();
 }
 
 }  // namespace matserve::kernels
