@@ -340,11 +340,11 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // 128 tiles, K whole), and 2 of 836^3 (beside 128 x 64 tiles, K split in 2,
 // where a split count that fills the rounds took 11). In K steps of 16, a
 // split tail runs beside the whole problems' last blocks, waiting for them at
-// its end (kOverlappedTail): the last of 860 x 264 x 756 x 5 (64 x 128 tiles,
-// K in 4; with a gap, C zeroed problem by problem) and of 330 x 356 x 512 x
-// 17 (K in 5), the last 2 of 325 x 684 x 552 x 16 (128 x 64 tiles, K in 7),
-// and the last 2 of 450^3 x 50's whole 448s (two-warp 64 x 64 tiles, K in 6),
-// then its strips.
+// its end (kOverlappedTail), as the plan on an H200 goes: the last of 860 x
+// 264 x 756 x 5 (64 x 128 tiles, K in 4; also run with a gap between the
+// problems) and of 330 x 356 x 512 x 17 (K in 5), the last 2 of 325 x 684 x
+// 552 x 16 (128 x 64 tiles, K in 7), and the last 2 of 450^3 x 50's whole
+// 448s (two-warp 64 x 64 tiles, K in 6), then its strips.
 INSTANTIATE_TEST_SUITE_P(
     SplitTails, GpuBatchedSgemm,
     ::testing::Values(
