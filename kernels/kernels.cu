@@ -290,23 +290,22 @@ cudaError_t ZeroC(const Batch& p, cudaStream_t stream) {
                           stream, p.c, floats, p.stride_c, blocks_each);
 }
 
-// A split tail (the split problems after whole ones) in tiles of shape S with
-// kOverlappedTail (sgemm_warp_tiled.cuh) runs beside the whole problems' last
-// blocks: C zeroed before the whole problems, and the tail's blocks waiting for
-// them only at their end (Batch::wait_at_end), so that they take the slots
-// those leave as they finish. Measured on an H200 against the tail after the
-// whole problems (ms, docs/benchmarks.md, session 59; medians of two or three
-// rounds): 577^3 x 40 0.4238 against 0.4426 (cuBLAS 0.4304), 449^3 x 50 0.2760
-// against 0.2916, 545x855x1073 x 6 0.1831 against 0.2025, 860x264x756 x 5
-// 0.0568 against 0.0613, 1021x1064x960 x 11 0.5066 against 0.5456, 529^3 x 40
-// 0.3570 against 0.3632; behind at 576x577x576 x 40 (0.3680 against 0.3627),
-// 954x848x828 x 17 (0.5101 against 0.5021) and 385x600x385 x 50 (0.2620
-// against 0.2592). In K steps of 32 every such batch lost: 539x819x883 x 28
-// 0.5923 against 0.5492, 985x1032x736 x 18 0.6706 against 0.6261, 370x904x536
-// x 65 0.6189 against 0.5780, 256x1024x256 x 200 0.5756 against 0.5666.
-
 // Runs p in warp-tiled blocks of shape S as planned: its first `unsplit`
-// problems with K whole, the rest with K in `splits` parts (PlanSplits).
+// problems with K whole, the rest with K in `splits` parts (PlanSplits). Where
+// S has kOverlappedTail (sgemm_warp_tiled.cuh), such a split tail runs beside
+// the whole problems' last blocks: C is zeroed before the whole problems, and
+// the tail's blocks wait for them only at their end (Batch::wait_at_end), so
+// that they take the slots those leave as they finish. Measured on an H200
+// against the tail after the whole problems (ms, docs/benchmarks.md, session
+// 59; medians of two or three rounds): 577^3 x 40 0.4238 against 0.4426 (cuBLAS
+// 0.4304), 449^3 x 50 0.2760 against 0.2916, 545x855x1073 x 6 0.1831 against
+// 0.2025, 860x264x756 x 5 0.0568 against 0.0613, 1021x1064x960 x 11 0.5066
+// against 0.5456, 529^3 x 40 0.3570 against 0.3632; behind at 576x577x576 x 40
+// (0.3680 against 0.3627), 954x848x828 x 17 (0.5101 against 0.5021) and
+// 385x600x385 x 50 (0.2620 against 0.2592). In K steps of 32 every such batch
+// lost: 539x819x883 x 28 0.5923 against 0.5492, 985x1032x736 x 18 0.6706
+// against 0.6261, 370x904x536 x 65 0.6189 against 0.5780, 256x1024x256 x 200
+// 0.5756 against 0.5666.
 template <typename S>
 cudaError_t SgemmWarpTiledPlanned(const Batch& p, int64_t unsplit,
                                   int64_t splits, cudaStream_t stream) {
