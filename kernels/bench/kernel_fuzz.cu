@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/bench/device_check.h"
+#include "kernels/bench/random_side.h"
 #include "kernels/kernels.h"
 
 namespace {
@@ -32,6 +33,7 @@ using matserve::kernels::SgemmVariant;
 using matserve::kernels::TransposeVariant;
 using matserve::kernels::bench::FillUniform;
 using matserve::kernels::bench::Poison;
+using matserve::kernels::bench::RandomSide;
 using matserve::kernels::bench::RelError;
 using matserve::kernels::bench::ToHost;
 using matserve::kernels::bench::WorseError;
@@ -239,20 +241,8 @@ class Fuzzer {
   int64_t Uniform(int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
   }
-  // A side up to 2100: anywhere, near a multiple of 64, 5-16 past one, or on
-  // one.
-  int64_t Side() {
-    switch (Uniform(0, 3)) {
-      case 0:
-        return Uniform(1, 2100);
-      case 1:
-        return 64 * Uniform(1, 32) + Uniform(-4, 4);
-      case 2:
-        return 64 * Uniform(2, 32) + Uniform(5, 16);
-      default:
-        return 64 * Uniform(1, 32);
-    }
-  }
+  // A side up to 2064 (RandomSide).
+  int64_t Side() { return RandomSide(rng_, 32); }
   void FillRandom(float* device, int64_t count) {
     FillUniform(device, count, rng_(), nullptr);
   }
