@@ -8,10 +8,10 @@
 
 namespace matserve::kernels::bench {
 
-// A side up to 64 * max_tiles + 16, one of four kinds equally often: anywhere
-// from 1 to 64 * max_tiles, near a multiple of 64 (where a batch's whole 64s
-// are cut from its edges), 5-16 past one (where a strip takes the last
-// columns), or on one.
+// A side up to 64 * max_tiles + 16 (max_tiles at least 2), one of four kinds
+// equally often: anywhere from 1 to 64 * max_tiles, near a multiple of 64
+// (where a batch's whole 64s are cut from its edges), 5-16 past one (where a
+// strip takes the last columns), or on one.
 inline int64_t RandomSide(std::mt19937_64& rng, int64_t max_tiles) {
   auto uniform = [&rng](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
