@@ -348,9 +348,16 @@ cudaError_t SgemmWarpTiledPlanned(const Batch& p, int64_t unsplit,
   return LaunchWarpTiled<S, false>(p, tiles_m, tiles_n, 1, whole_k, stream);
 }
 
-// Runs p in warp-tiled blocks of shape S, K split as PlanSplits<S> says.
+// Runs p in warp-tiled blocks of shape S, K split as PlanSplits<S> says; a
+// batch's two-warp 64 x 64 tiles with A off 16 bytes in three stages
+// (WarpTiledSmallOffLines), which plan alike.
 template <typename S>
 cudaError_t SgemmWarpTiledAs(const Batch& p, cudaStream_t stream) {
+  if constexpr (std::is_same_v<S, WarpTiledSmall>) {
+    if (p.count > 1 && !p.VectorA()) {
+      return SgemmWarpTiledAs<WarpTiledSmallOffLines>(p, stream);
+    }
+  }
   int64_t unsplit = 0, splits = 1;
   if (cudaError_t error = PlanSplits<S>(p, &unsplit, &splits)) return error;
   return SgemmWarpTiledPlanned<S>(p, unsplit, splits, stream);

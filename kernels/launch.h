@@ -322,6 +322,17 @@ cudaError_t LaunchOverlapped(void (*kernel)(Params...), int64_t blocks,
 using WarpTiledWide = WarpTiledShape<64, 128, 16, 32, 64, 4, 3, 4>;
 using WarpTiledTall = WarpTiledShape<128, 64, 16, 64, 32, 4, 3, 4>;
 using WarpTiledSmall = WarpTiledShape<64, 64, 16, 32, 64, 4, 6, 4>;
+// The two-warp 64 x 64 tiles of a batch whose A is off 16 bytes, in three
+// stages, copies all at once, rows on 8 bytes in pairs (kPairsOfA, kPairsOfB;
+// SgemmWarpTiledAs in kernels.cu). Measured on an H200 against four stages in
+// the same runs (ms, docs/benchmarks.md, session 61): 321^3 x 122 0.2532
+// against 0.2721, 449^3 x 44 0.2401 against 0.2567, 577^3 x 50 0.5120 against
+// 0.5324, 577x577x576 x 40 0.3724 against 0.3891, 321x321x320 x 122 0.2321
+// against 0.2456, 577x301x576 x 40 0.2069 against 0.2174. With A on 16 bytes
+// four stages kept their lead, though sass_loop.py's bank model favours three
+// there too: 529x1500x529 x 25 0.5652 against 0.5952, 577x1000x577 x 40 0.6538
+// against 0.6726, 576^3 x 50 0.4095 against 0.4237 (session 60).
+using WarpTiledSmallOffLines = WarpTiledShape<64, 64, 16, 32, 64, 3, 6, 4>;
 using WarpTiledOneTile = WarpTiledShape<64, 64, 16, 32, 64, 2, 4, 4>;
 // Batches of problems 65 to 96 on a side take 96 x 96 tiles, one a problem
 // (TakesMidTiles in kernels.cu): three 32 x 96 warp tiles, 8 x 12 of C

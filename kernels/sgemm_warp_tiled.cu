@@ -16,6 +16,8 @@ namespace matserve::kernels {
 
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmall, true>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmallOffLines, false>;
+template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledSmallOffLines, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, false>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledMid, true>;
 template LaunchWarpTiledFunction LaunchWarpTiled<WarpTiledQuad, false>;
