@@ -9,10 +9,10 @@ multiples of 4, on 16 bytes; with --rows a_odd K is odd and N a multiple of 4 (A
 element, B on 16 bytes), with --rows b_odd the other way round (B and C element by element), where
 rules that read one operand's alignment differ (session 61: three-stage two-warp tiles where A
 alone is off 16 bytes). A seed's odd and vector lists stay as they were before a_odd and b_odd
-came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules
-cut a batch's edges into strips (SgemmBatchEdges). Each batch's count gives it 100 to 1100 tiles of
-128 x 128, 0.4 to 4 rounds of them two to an SM on a GPU of 132 SMs. docs/benchmarks.md, session 56,
-tested its rule on the 40 of --seed 57 and the 46 of --seed 58.
+came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules cut a batch's edges into
+strips (SgemmBatchEdges). Each batch's count gives it 100 to 1100 tiles of 128 x 128, 0.4 to 4
+rounds of them two to an SM on a GPU of 132 SMs. docs/benchmarks.md, session 56, tested its rule
+on the 40 of --seed 57 and the 46 of --seed 58.
 """
 
 import argparse
