@@ -2146,6 +2146,31 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
   });
 }
 
+// The batch p in the one warp-tiled shape `tiles` names, K split as that shape
+// plans.
+cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
+                              cudaStream_t stream) {
+  switch (tiles) {
+    case BatchTiles::kSmall:
+      return SgemmWarpTiledAs<WarpTiledSmall>(p, stream);
+    case BatchTiles::kQuad:
+      return SgemmWarpTiledAs<WarpTiledQuad>(p, stream);
+    case BatchTiles::kQuadFew:
+      return SgemmWarpTiledAs<WarpTiledQuadFew>(p, stream);
+    case BatchTiles::kMid:
+      return SgemmWarpTiledAs<WarpTiledMid>(p, stream);
+    case BatchTiles::kWide:
+      return SgemmWarpTiledAs<WarpTiledWide>(p, stream);
+    case BatchTiles::kTall:
+      return SgemmWarpTiledAs<WarpTiledTall>(p, stream);
+    case BatchTiles::kBig:
+      return SgemmWarpTiledAs<WarpTiledBig>(p, stream);
+    case BatchTiles::kAuto:
+      break;
+  }
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
 
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
@@ -2154,6 +2179,32 @@ bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
 
 bool ParseTransposeVariant(const char* name, TransposeVariant* variant) {
   return ParseVariant(name, kTransposeVariants, TransposeVariantName, variant);
+}
+
+bool ParseBatchTiles(const char* name, BatchTiles* tiles) {
+  return ParseVariant(name, kBatchTiles, BatchTilesName, tiles);
+}
+
+const char* BatchTilesName(BatchTiles tiles) {
+  switch (tiles) {
+    case BatchTiles::kAuto:
+      return "auto";
+    case BatchTiles::kSmall:
+      return "small";
+    case BatchTiles::kQuad:
+      return "quad";
+    case BatchTiles::kQuadFew:
+      return "quad_few";
+    case BatchTiles::kMid:
+      return "mid";
+    case BatchTiles::kWide:
+      return "wide";
+    case BatchTiles::kTall:
+      return "tall";
+    case BatchTiles::kBig:
+      return "big";
+  }
+  return "unknown";
 }
 
 const char* SgemmVariantName(SgemmVariant variant) {
@@ -2198,9 +2249,11 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
 cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
                                 int64_t stride_a, const float* b,
                                 int64_t stride_b, float* c, int64_t stride_c,
-                                int64_t batch, cudaStream_t stream) {
+                                int64_t batch, cudaStream_t stream,
+                                BatchTiles tiles) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return cudaErrorInvalidValue;
   const Batch p{m, n, k, a, stride_a, b, stride_b, c, stride_c, batch};
+  if (tiles != BatchTiles::kAuto) return SgemmBatchTiledAs(p, tiles, stream);
   const int64_t side = std::max(m, n);
   if (side <= PerWarp::kTile) return SgemmSmallProblems(p, stream);
   return SgemmBatch(p, stream);

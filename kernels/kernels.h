@@ -46,6 +46,29 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
                   const float* b, float* c, cudaStream_t stream,
                   SgemmVariant variant = SgemmVariant::kAuto);
 
+// The warp-tiled shapes a strided batch can take; kAuto lets its sides and
+// count choose.
+enum class BatchTiles {
+  kAuto,
+  kSmall,    // 64 x 64 tiles of two 32 x 64 warp tiles (three stages where A's
+             // rows start off 16 bytes)
+  kQuad,     // 64 x 64 tiles of four 32 x 32 warp tiles, K steps of 8
+  kQuadFew,  // the same in K steps of 16
+  kMid,      // 96 x 96 tiles of three 32 x 96 warp tiles, K steps of 8
+  kWide,     // 64 x 128 tiles of four 32 x 64 warp tiles
+  kTall,     // 128 x 64 tiles of four 64 x 32 warp tiles
+  kBig,      // 128 x 128 tiles of eight 32 x 64 warp tiles, K steps of 32
+};
+inline constexpr BatchTiles kBatchTiles[] = {
+    BatchTiles::kSmall, BatchTiles::kQuad, BatchTiles::kQuadFew,
+    BatchTiles::kMid,   BatchTiles::kWide, BatchTiles::kTall,
+    BatchTiles::kBig};
+
+// "auto", "small", "quad", "quad_few", "mid", "wide", "tall", "big".
+const char* BatchTilesName(BatchTiles tiles);
+// The tiles BatchTilesName calls `name`; false for no such name.
+bool ParseBatchTiles(const char* name, BatchTiles* tiles);
+
 // Many same-shape products in one launch: C_i = A_i * B_i for i < batch,
 // where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
 // (strides in elements). Small problems share blocks (up to 16 x 16: four per
@@ -56,10 +79,14 @@ cudaError_t Sgemm(int64_t m, int64_t n, int64_t k, const float* a,
 // for the problems of that round, as Sgemm does (zeroing their C on `stream`
 // first; their results are then not bit-identical from run to run). Any
 // sizes >= 1; same error contract as Sgemm.
+// With `tiles` other than kAuto, the whole batch takes that one warp-tiled
+// shape, K split as that shape plans alone: for benchmarks that weigh the
+// rules against the shapes they choose among.
 cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
                                 int64_t stride_a, const float* b,
                                 int64_t stride_b, float* c, int64_t stride_c,
-                                int64_t batch, cudaStream_t stream);
+                                int64_t batch, cudaStream_t stream,
+                                BatchTiles tiles = BatchTiles::kAuto);
 
 // One product of a grouped launch: row-major device matrices, A m x k, B k x n,
 // C m x n.

@@ -273,9 +273,10 @@ std::vector<float> Shifted(uint64_t offset, std::vector<float> packed) {
 // `gap` elements apart, with A, B and C off_a, off_b and off_c elements past
 // the start of their allocations, matches the float64 reference in every
 // product and writes nothing outside C.
-void ExpectBatchMatches(const Shape& s, uint32_t count, uint32_t gap,
-                        uint64_t off_a, uint64_t off_b, uint64_t off_c,
-                        std::mt19937_64& rng) {
+void ExpectBatchMatches(
+    const Shape& s, uint32_t count, uint32_t gap, uint64_t off_a,
+    uint64_t off_b, uint64_t off_c, std::mt19937_64& rng,
+    kernels::BatchTiles tiles = kernels::BatchTiles::kAuto) {
   std::vector<Matrix> as, bs;
   for (uint32_t i = 0; i < count; ++i) {
     as.push_back(RandomMatrix(s.m, s.k, rng));
@@ -289,7 +290,7 @@ void ExpectBatchMatches(const Shape& s, uint32_t count, uint32_t gap,
       db(Shifted(off_b, Pack(bs, stride_b))), dc(off_c + count * stride_c);
   ASSERT_CUDA_OK(kernels::SgemmStridedBatched(
       s.m, s.n, s.k, da.get() + off_a, stride_a, db.get() + off_b, stride_b,
-      dc.get() + off_c, stride_c, count, nullptr));
+      dc.get() + off_c, stride_c, count, nullptr, tiles));
   ASSERT_CUDA_OK(cudaDeviceSynchronize());
   std::vector<float> c = dc.ToHost();
   ExpectGapsUnwritten({c.begin(), c.begin() + off_c}, 0, 1);
@@ -399,6 +400,32 @@ INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
                                            BatchCase{{1537, 1537, 1537}, 2, 1}),
                          BatchTestName);
 
+// Fails unless a random batch matches the reference in `tiles`: sides of
+// every kind RandomSide draws up to 64 * max_tiles + 16, a count that keeps
+// its multiply-adds near max_macs, problems a random gap apart and operands a
+// random offset past the start of their allocations.
+void ExpectRandomBatchMatches(std::mt19937_64& rng, int64_t max_tiles,
+                              double max_macs, kernels::BatchTiles tiles) {
+  auto uniform = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  auto side = [&rng, max_tiles] {
+    return static_cast<uint32_t>(
+        matserve::kernels::bench::RandomSide(rng, max_tiles));
+  };
+  const Shape s{side(), side(), side()};
+  const double macs = static_cast<double>(s.m) * s.k * s.n;
+  const uint32_t count = static_cast<uint32_t>(std::clamp<double>(
+      std::floor(max_macs / macs), 1, static_cast<double>(uniform(1, 8))));
+  const uint32_t gap = uniform(0, 1) == 0 ? 0 : uniform(1, 5);
+  const uint64_t off_a = uniform(0, 3), off_b = uniform(0, 3),
+                 off_c = uniform(0, 3);
+  SCOPED_TRACE(ShapeName(s) + " x " + std::to_string(count) + ", gap " +
+               std::to_string(gap) + ", offsets " + std::to_string(off_a) +
+               " " + std::to_string(off_b) + " " + std::to_string(off_c));
+  ExpectBatchMatches(s, count, gap, off_a, off_b, off_c, rng, tiles);
+}
+
 // Random strided batches, fresh each run (the seed is printed): sides as the
 // fuzzer draws them (RandomSide), up to 1616; 1 to 8 problems, up to 5e9
 // multiply-adds (so that some pad both operands at the top); with or without
@@ -409,26 +436,23 @@ INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
 // drawn such a batch.)
 TEST_F(GpuTest, RandomBatchesMatchTheReference) {
   constexpr int kBatches = 12;
-  constexpr double kMaxMacs = 5e9;
   std::mt19937_64 rng = matserve::testing::FreshRng();
-  auto uniform = [&rng](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  auto side = [&rng] {
-    return static_cast<uint32_t>(matserve::kernels::bench::RandomSide(rng, 25));
-  };
   for (int t = 0; t < kBatches; ++t) {
-    const Shape s{side(), side(), side()};
-    const double macs = static_cast<double>(s.m) * s.k * s.n;
-    const uint32_t count = static_cast<uint32_t>(std::clamp<double>(
-        std::floor(kMaxMacs / macs), 1, static_cast<double>(uniform(1, 8))));
-    const uint32_t gap = uniform(0, 1) == 0 ? 0 : uniform(1, 5);
-    const uint64_t off_a = uniform(0, 3), off_b = uniform(0, 3),
-                   off_c = uniform(0, 3);
-    SCOPED_TRACE(ShapeName(s) + " x " + std::to_string(count) + ", gap " +
-                 std::to_string(gap) + ", offsets " + std::to_string(off_a) +
-                 " " + std::to_string(off_b) + " " + std::to_string(off_c));
-    ExpectBatchMatches(s, count, gap, off_a, off_b, off_c, rng);
+    ExpectRandomBatchMatches(rng, 25, 5e9, kernels::BatchTiles::kAuto);
+  }
+}
+
+// Each warp-tiled shape forced on whole random batches
+// (matserve-kernel-bench --batched_tiles), also where the rules would never
+// take it: every shape is boundary-safe at any size.
+TEST_F(GpuTest, ForcedBatchTilesMatchTheReference) {
+  constexpr int kBatchesEach = 2;
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  for (kernels::BatchTiles tiles : kernels::kBatchTiles) {
+    SCOPED_TRACE(kernels::BatchTilesName(tiles));
+    for (int t = 0; t < kBatchesEach; ++t) {
+      ExpectRandomBatchMatches(rng, 10, 1e9, tiles);
+    }
   }
 }
 
@@ -1318,8 +1342,16 @@ TEST(KernelVariants, NamesRoundTripAndUnknownOnesAreRefused) {
         kernels::TransposeVariantName(variant), &parsed));
     EXPECT_EQ(parsed, variant);
   }
+  for (kernels::BatchTiles tiles : kernels::kBatchTiles) {
+    kernels::BatchTiles parsed = kernels::BatchTiles::kAuto;
+    EXPECT_TRUE(
+        kernels::ParseBatchTiles(kernels::BatchTilesName(tiles), &parsed));
+    EXPECT_EQ(parsed, tiles);
+  }
   kernels::SgemmVariant sgemm;
   EXPECT_FALSE(kernels::ParseSgemmVariant("fast", &sgemm));
+  kernels::BatchTiles tiles;
+  EXPECT_FALSE(kernels::ParseBatchTiles("huge", &tiles));
   kernels::TransposeVariant transpose;
   EXPECT_FALSE(kernels::ParseTransposeVariant("", &transpose));
 

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <random>
@@ -87,13 +88,16 @@ struct Options {
   std::vector<BatchedTransposeShape> transpose_batched = {
       {16, 16, 4096},  {16, 16, 65536}, {32, 32, 4096},  {64, 64, 4096},
       {256, 256, 256}, {1000, 3, 1000}, {3, 1000, 1000}, {33, 17, 4096}};
+  // Forced shapes timed beside the rules' choice in each batch (none unless
+  // --batched_tiles names some).
+  std::vector<BatchTiles> batched_tiles;
   std::string csv_path;
 };
 
 constexpr char kUsage[] =
     "usage: matserve-kernel-bench [--quick] [--sgemm=MxKxN,...|none]\n"
     "         [--batched=MxKxNxBATCH,...|none] [--grouped=COUNTxMAX,...|none]\n"
-    "         [--transpose=RxC,...|none] "
+    "         [--batched_tiles=NAME,...|all] [--transpose=RxC,...|none] "
     "[--transpose_batched=RxCxBATCH,...|none]\n"
     "         [--csv=PATH]\n"
     "Times each SGEMM variant against cublasSgemm (fp32, no TF32), batched "
@@ -109,6 +113,9 @@ constexpr char kUsage[] =
     "                 batched transpose 64x64 x 4096\n"
     "  --sgemm=...    SGEMM shapes as M x K x N (A is MxK, B is KxN)\n"
     "  --batched=...  strided batches: M x K x N x batch count\n"
+    "  --batched_tiles=...  also time each batch in these warp-tiled shapes\n"
+    "                 (small, quad, quad_few, mid, wide, tall, big; all),\n"
+    "                 forced on the whole batch: rows tiles_NAME\n"
     "  --grouped=...  grouped sets: COUNT problems of random M, K, N in\n"
     "                 [1, MAX] (fixed seed)\n"
     "  --transpose=.. transpose shapes as rows x cols of the input\n"
@@ -146,9 +153,34 @@ bool ParseShapes(const std::string& text, int dims,
   return true;
 }
 
+// Parses "small,mid" into tiles, "all" into every forced shape; "" is none.
+bool ParseBatchTilesList(const std::string& text,
+                         std::vector<BatchTiles>* tiles) {
+  tiles->clear();
+  if (text.empty()) return true;
+  if (text == "all") {
+    tiles->assign(std::begin(kBatchTiles), std::end(kBatchTiles));
+    return true;
+  }
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    BatchTiles parsed = BatchTiles::kAuto;
+    if (!ParseBatchTiles(text.substr(pos, end - pos).c_str(), &parsed) ||
+        parsed == BatchTiles::kAuto) {
+      return false;
+    }
+    tiles->push_back(parsed);
+    pos = end + 1;
+  }
+  return true;
+}
+
 // Returns false (after printing why) on a bad flag; exits 0 for --help.
 bool ParseOptions(int argc, char** argv, Options* options) {
-  std::string sgemm, batched, grouped, transpose, transpose_batched;
+  std::string sgemm, batched, batched_tiles, grouped, transpose,
+      transpose_batched;
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -165,6 +197,7 @@ bool ParseOptions(int argc, char** argv, Options* options) {
       quick = true;
     } else if (!value_of("--sgemm", &sgemm) &&
                !value_of("--batched", &batched) &&
+               !value_of("--batched_tiles", &batched_tiles) &&
                !value_of("--grouped", &grouped) &&
                !value_of("--transpose", &transpose) &&
                !value_of("--transpose_batched", &transpose_batched) &&
@@ -195,6 +228,11 @@ bool ParseOptions(int argc, char** argv, Options* options) {
     for (const auto& s : shapes) list->push_back(make(s));
     return true;
   };
+  if (!ParseBatchTilesList(batched_tiles, &options->batched_tiles)) {
+    std::fprintf(stderr, "bad --batched_tiles=%s\n%s", batched_tiles.c_str(),
+                 kUsage);
+    return false;
+  }
   using Shape = std::vector<int64_t>;
   return parse("sgemm", sgemm, 3, "MxKxN", &options->sgemm,
                [](const Shape& s) {
@@ -398,7 +436,8 @@ class KernelBench {
     for (const TransposeShape& shape : shapes) RunTranspose(shape);
   }
 
-  void RunBatchedTable(const std::vector<BatchedShape>& shapes) {
+  void RunBatchedTable(const std::vector<BatchedShape>& shapes,
+                       const std::vector<BatchTiles>& tiles) {
     if (shapes.empty()) return;
     std::printf(
         "\nStrided-batched SGEMM: BATCH same-shape products in one launch, "
@@ -407,7 +446,7 @@ class KernelBench {
         "a device copy moving the batch's bytes, the floor for any kernel\n",
         kCheckedSamples);
     PrintTableHeader("TFLOP/s", "%cuBLAS");
-    for (const BatchedShape& shape : shapes) RunBatched(shape);
+    for (const BatchedShape& shape : shapes) RunBatched(shape, tiles);
   }
 
   void RunGroupedTable(const std::vector<GroupedSet>& sets) {
@@ -660,7 +699,8 @@ class KernelBench {
     }
   }
 
-  void RunBatched(const BatchedShape& shape) {
+  void RunBatched(const BatchedShape& shape,
+                  const std::vector<BatchTiles>& forced) {
     const int64_t m = shape.m, k = shape.k, n = shape.n, count = shape.batch;
     const int64_t set = count * (m * k + k * n + m * n);  // floats
     const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
@@ -690,14 +730,20 @@ class KernelBench {
                 flop, 4.0 * set, cublas_timing.median_ms,
                 ", " + std::to_string(sets) + " input sets");
 
-    auto ours = [&](int64_t i) {
-      CHECK(SgemmStridedBatched(m, n, k, a(i), m * k, b(i), k * n, c(i), m * n,
-                                count, stream_));
+    auto time_ours = [&](BatchTiles tiles, const std::string& impl) {
+      auto ours = [&](int64_t i) {
+        CHECK(SgemmStridedBatched(m, n, k, a(i), m * k, b(i), k * n, c(i),
+                                  m * n, count, stream_, tiles));
+      };
+      const double error =
+          RelError(Output(c(0), count * m * n, [&] { ours(0); }), reference);
+      AddSgemmRow("batched", name, impl.c_str(), error, Time(stream_, ours),
+                  flop, 4.0 * set, cublas_timing.median_ms, "");
     };
-    const double error =
-        RelError(Output(c(0), count * m * n, [&] { ours(0); }), reference);
-    AddSgemmRow("batched", name, "matserve_batched", error, Time(stream_, ours),
-                flop, 4.0 * set, cublas_timing.median_ms, "");
+    time_ours(BatchTiles::kAuto, "matserve_batched");
+    for (BatchTiles tiles : forced) {
+      time_ours(tiles, std::string("tiles_") + BatchTilesName(tiles));
+    }
 
     // A floor of the batch's own size: a device copy that reads and writes
     // as many bytes as the product (A and B read, C written), half each way.
@@ -953,7 +999,7 @@ int main(int argc, char** argv) {
   KernelBench bench;
   bench.PrintHeader();
   bench.RunSgemmTable(options.sgemm);
-  bench.RunBatchedTable(options.batched);
+  bench.RunBatchedTable(options.batched, options.batched_tiles);
   bench.RunGroupedTable(options.grouped);
   bench.RunTransposeTable(options.transpose);
   bench.RunTransposeBatchedTable(options.transpose_batched);
