@@ -97,9 +97,8 @@ struct Options {
 constexpr char kUsage[] =
     "usage: matserve-kernel-bench [--quick] [--sgemm=MxKxN,...|none]\n"
     "         [--batched=MxKxNxBATCH,...|none] [--grouped=COUNTxMAX,...|none]\n"
-    "         [--batched_tiles=NAME,...|all] [--transpose=RxC,...|none] "
-    "[--transpose_batched=RxCxBATCH,...|none]\n"
-    "         [--csv=PATH]\n"
+    "         [--batched_tiles=NAME,...|all] [--transpose=RxC,...|none]\n"
+    "         [--transpose_batched=RxCxBATCH,...|none] [--csv=PATH]\n"
     "Times each SGEMM variant against cublasSgemm (fp32, no TF32), batched "
     "and\n"
     "grouped SGEMM against cublasSgemmStridedBatched and\n"
