@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tools/bench_compare.py on bench CSVs written by hand: medians over rounds, cuBLAS's over every
 process, % of cuBLAS per mode, the fastest mode against the first, a WRONG output marked and left
-out of the fastest and of the count at or above cuBLAS.
+out of the fastest and of the count at or above cuBLAS; a mode MODE:TILES read from MODE's rows of
+forced tiles.
 
 Usage: bench_compare_test.py --tool PATH/tools/bench_compare.py
 """
@@ -54,6 +55,23 @@ class BenchCompare(unittest.TestCase):
         self.assertEqual(lines[3], "% of cuBLAS (! a WRONG output); at or above cuBLAS: "
                                    "head 1/2, new 1/2")
         self.assertEqual(len(lines), 4)
+
+    def test_forced_tiles_rows_are_a_mode_of_their_own(self):
+        entries = rows(0.2, 0.25, 0.5) + [("8x8x8/2", "tiles_small", 0.2, RIGHT),
+                                          ("9x9x9/2", "tiles_small", 0.4, RIGHT),
+                                          ("8x8x8/2", "tiles_big", 0.4, RIGHT)]
+        with tempfile.TemporaryDirectory() as directory:
+            with open(os.path.join(directory, "head_1.csv"), "w") as out:
+                out.write(table(entries))
+            out = subprocess.run([sys.executable, ARGS.tool, directory, "head", "head:small",
+                                  "head:big"],
+                                 capture_output=True, text=True, timeout=60, check=True)
+        lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
+        self.assertEqual(lines[0], "batch cuBLAS head head:small head:big fastest")
+        self.assertEqual(lines[1], "8x8x8/2 0.2000 80.0 100.0 50.0 head:small 1.250")
+        self.assertEqual(lines[2], "9x9x9/2 0.5000 100.0 125.0 - head:small 1.250")
+        self.assertEqual(lines[3], "% of cuBLAS (! a WRONG output); at or above cuBLAS: "
+                                   "head 1/2, head:small 2/2, head:big 0/2")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ where an output was WRONG in some round), and the fastest mode with its speedup 
 last line counts the batches each mode runs at or above cuBLAS with every output right. The bench
 times cuBLAS in every process, so the modes compare against the same reference (docs/benchmarks.md,
 sessions 55 and 56).
+
+A mode MODE:TILES reads the rows `tiles_TILES` of MODE's files instead (`--batched_tiles=TILES`:
+that warp-tiled shape forced on the whole batch), so that one run compares the rules' choice with
+the shapes they choose among: `bench_compare.py DIR head head:small head:mid`.
 """
 
 import argparse
@@ -24,7 +28,8 @@ def load(directory, modes):
     mode)})."""
     ours, ref, order, wrong = {}, {}, [], set()
     for mode in modes:
-        for path in sorted(glob.glob(os.path.join(directory, mode + "_*.csv"))):
+        files, _, tiles = mode.partition(":")
+        for path in sorted(glob.glob(os.path.join(directory, files + "_*.csv"))):
             with open(path, newline="") as table:
                 for row in csv.DictReader(table):
                     if row["kind"] != "batched" or not row["ms"]:
@@ -34,7 +39,8 @@ def load(directory, modes):
                         order.append(batch)
                     if row["impl"].startswith("cublas"):
                         ref.setdefault(batch, []).append(float(row["ms"]))
-                    elif row["impl"].startswith("matserve"):
+                    elif (row["impl"] == "tiles_" + tiles if tiles else
+                          row["impl"].startswith("matserve")):
                         ours.setdefault((batch, mode), []).append(float(row["ms"]))
                         if row["rel_error"] and float(row["rel_error"]) > WRONG:
                             wrong.add((batch, mode))
