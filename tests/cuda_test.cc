@@ -334,7 +334,8 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // 3 problems of 511 x 1023 x 511 (rows 3 mod 4 elements long; the tiles also
 // move by a row and a column; K in 4 parts, the last one shorter) and of 510 x
 // 1023 x 510 (2 mod 4, B in pairs), and the last 6 of 30 problems of 511^3
-// after 24 unsplit; in shorter parts, into C in padded rows, copied back: 3 of
+// after 24 unsplit (before ModeledTiles, which now gives them 128 x 128
+// tiles); in shorter parts, into C in padded rows, copied back: 3 of
 // 450 x 451 x 450 (K in 4 parts of 128). (With more problems such batches
 // take four-warp 64 x 64 tiles and K whole: QuadTilesWholeK.) Where a
 // split batch's last 5 to 16 columns lie past a multiple of 64, they run as a
@@ -344,9 +345,10 @@ INSTANTIATE_TEST_SUITE_P(SizeClasses, GpuBatchedSgemm,
 // split tail runs beside the whole problems' last blocks, waiting for them at
 // its end (kOverlappedTail), as the plan on an H200 goes: the last of 860 x
 // 264 x 756 x 5 (64 x 128 tiles, K in 4; also run with a gap between the
-// problems) and of 330 x 356 x 512 x 17 (K in 5), the last 2 of 325 x 684 x
-// 552 x 16 (128 x 64 tiles, K in 7), and the last 2 of 450^3 x 50's whole
-// 448s (two-warp 64 x 64 tiles, K in 6), then its strips.
+// problems, which ModeledTiles now gives 128 x 128 tiles) and of 330 x 356 x
+// 512 x 17 (K in 5), the last 2 of 325 x 684 x 552 x 16 (128 x 64 tiles, K in
+// 7), and the last 2 of 450^3 x 50's whole 448s (two-warp 64 x 64 tiles, K in
+// 6), then its strips.
 INSTANTIATE_TEST_SUITE_P(
     SplitTails, GpuBatchedSgemm,
     ::testing::Values(
@@ -679,17 +681,19 @@ INSTANTIATE_TEST_SUITE_P(MidTiles, GpuBatchedSgemm,
 // 129 x 260 x 30, only B in 260 x 132 x 131 x 30, long K in 280 x 999 x 141 x
 // 10, split in 9), both over (280 x 150 x 280 x 40, only A element-wise, and
 // 257^3 x 3, K split in 4, the last tiles moved by 31 rows and columns and
-// adding into C element by element; 401 x 331 x 401 x 20 over two rounds,
-// where two-warp 64 x 64 tiles would fill theirs under three quarters; 401^3
-// x 9 in one round, 12 one-warp blocks an SM putting fewer warps on a
-// scheduler than 4 four-warp ones); and from 512 where they take one round (513
-// x 250 x 257 x 3; 514 x 250 x 258 x 3, B in pairs; 900 x 141 x 140 x 6, B on
-// 16 bytes, 870 blocks; 514 x 150 x 386 x 4, A in pairs, whose 64-wide tiles
-// would give way to 128 x 128 ones, not four-warp 64 x 64 ones). From 6
-// blocks an SM and 9 steps of K their steps run unrolled (160^3 x 100, 72^3 x
-// 234, 140^3 x 40 with a K remainder, 141 x 301 x 270 x 30 with gaps of 1, 900
-// x 141 x 140 x 6): from 792 blocks exactly and K of 72 (33 x 72 x 33 x 198),
-// but not at 788 blocks (x 197) nor K of 71 (33 x 71 x 33 x 198).
+// adding into C element by element; 401 x 251 x 401 x 20 over two rounds,
+// where two-warp 64 x 64 tiles would fill theirs under three quarters; 401 x
+// 251 x 401 x 9 in one round, 12 one-warp blocks an SM putting fewer warps on
+// a scheduler than 4 four-warp ones; K under 260 keeps both from
+// ModeledTiles, which gave K of 331 and 401 four-warp tiles); and from 512
+// where they take one round (513 x 250 x 257 x 3; 514 x 250 x 258 x 3, B in
+// pairs; 900 x 141 x 140 x 6, B on 16 bytes, 870 blocks; 514 x 150 x 386 x 4, A
+// in pairs, whose 64-wide tiles would give way to 128 x 128 ones, not four-warp
+// 64 x 64 ones). From 6 blocks an SM and 9 steps of K their steps run unrolled
+// (160^3 x 100, 72^3 x 234, 140^3 x 40 with a K remainder, 141 x 301 x 270 x 30
+// with gaps of 1, 900 x 141 x 140 x 6): from 792 blocks exactly and K of 72 (33
+// x 72 x 33 x 198), but not at 788 blocks (x 197) nor K of 71 (33 x 71 x 33 x
+// 198).
 INSTANTIATE_TEST_SUITE_P(
     TinyTiles, GpuBatchedSgemm,
     ::testing::Values(
@@ -708,7 +712,7 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{280, 150, 280}, 40, 0}, BatchCase{{257, 257, 257}, 3, 0},
         BatchCase{{330, 131, 130}, 30, 0}, BatchCase{{513, 250, 257}, 3, 0},
         BatchCase{{514, 250, 258}, 3, 0}, BatchCase{{900, 141, 140}, 6, 0},
-        BatchCase{{401, 331, 401}, 20, 0}, BatchCase{{401, 401, 401}, 9, 0},
+        BatchCase{{401, 251, 401}, 20, 0}, BatchCase{{401, 251, 401}, 9, 0},
         BatchCase{{514, 150, 386}, 4, 0}, BatchCase{{33, 72, 33}, 198, 0},
         BatchCase{{33, 72, 33}, 197, 0}, BatchCase{{33, 71, 33}, 198, 0}),
     BatchTestName);
@@ -774,6 +778,22 @@ INSTANTIATE_TEST_SUITE_P(
         BatchCase{{514, 301, 386}, 4, 0}),
     BatchTestName);
 
+// Batches with an operand off 16 bytes, sides from 260 to 1100 and from one
+// 128 x 128 tile per SM to four rounds of them two to an SM take the shape
+// ModeledTiles picks on the whole batch (on a GPU of 132 SMs): both
+// operands element by element in four-warp 64 x 64 tiles (300 x 301 x 261 x
+// 20), two-warp ones (700 x 301 x 700 x 10), 96 x 96 ones (279 x 301 x 667 x
+// 20) and 128 x 128 ones (500 x 301 x 500 x 30); A alone (300 x 301 x 260 x
+// 20); B alone, in 64 x 128 tiles (600 x 300 x 601 x 6).
+INSTANTIATE_TEST_SUITE_P(ModeledTiles, GpuBatchedSgemm,
+                         ::testing::Values(BatchCase{{300, 301, 261}, 20, 0},
+                                           BatchCase{{700, 301, 700}, 10, 0},
+                                           BatchCase{{279, 301, 667}, 20, 0},
+                                           BatchCase{{500, 301, 500}, 30, 0},
+                                           BatchCase{{300, 301, 260}, 20, 0},
+                                           BatchCase{{600, 300, 601}, 6, 0}),
+                         BatchTestName);
+
 // The four-warp 64 x 64 tiles four to an SM copy unchecked steps in four
 // parts spread over the step computed meanwhile (kInterleaved): element by
 // element, one step (511 x 16 x 511 x 6 with gaps of 1; without them, A on 16
@@ -838,7 +858,8 @@ INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
 // Batches whose operands both go element by element in rows an odd number of
 // elements apart (TakesTallTiles, TakesBigTiles; on a GPU of 132 SMs): where
 // 128 x 64 tiles pad C less but take as many rounds as 64 x 128 ones, those
-// take the batch (560 x 481 x 405 x 11, 385 against 396 blocks); where they
+// take the batch (560 x 251 x 405 x 11, 385 against 396 blocks; K under 260
+// keeps it from ModeledTiles); where they
 // take fewer, they keep it (250 x 301 x 177 x 66, 396 against 528), in K steps
 // of 32 from K of 512 (250 x 513 x 177 x 66, one round), as they do where the
 // rule for every shape gives them those steps (200 x 513 x 945 x 70, 2100
@@ -846,7 +867,7 @@ INSTANTIATE_TEST_SUITE_P(AlternatePairs, GpuBatchedSgemm,
 // 64 x 128 ones take the batch where 1.25 times their rounds equal the 64 x
 // 128 tiles' (250 x 255 x 255 x 220, 880 blocks against 1760).
 INSTANTIATE_TEST_SUITE_P(AlternateShapes, GpuBatchedSgemm,
-                         ::testing::Values(BatchCase{{560, 481, 405}, 11, 0},
+                         ::testing::Values(BatchCase{{560, 251, 405}, 11, 0},
                                            BatchCase{{250, 301, 177}, 66, 0},
                                            BatchCase{{250, 513, 177}, 66, 0},
                                            BatchCase{{200, 513, 945}, 70, 0},
