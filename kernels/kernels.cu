@@ -2006,69 +2006,20 @@ cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
   return cudaErrorInvalidValue;
 }
 
-// The modeled time of p in tiles of shape S, where a block tile's multiply-add
-// in that shape costs `cost`: the blocks run in rounds of the GPU's slots for
-// them, and a round's part past its whole ones takes as long as the square
-// root of its fill (a round partly full runs its blocks faster).
+// The modeled time of `count` m x k x n problems in tiles of shape S on a GPU
+// of `sms` SMs, where a block tile's multiply-add in that shape costs `cost`:
+// the blocks run in rounds of the GPU's slots for them, and a round's part
+// past its whole ones takes as long as the square root of its fill (a round
+// partly full runs its blocks faster).
 template <typename S>
-double ModeledTime(const Batch& p, int64_t sms, double cost) {
-  const double rounds = static_cast<double>(Tiles<S>(p)) /
-                        static_cast<double>(sms * S::kMinBlocksPerSm);
+double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
+                   double cost) {
+  const double tiles = static_cast<double>(CeilDiv(m, S::kBlockM) *
+                                           CeilDiv(n, S::kBlockN) * count);
+  const double rounds = tiles / static_cast<double>(sms * S::kMinBlocksPerSm);
   const double whole = std::floor(rounds);
   return cost * (whole + std::sqrt(rounds - whole)) * S::kMinBlocksPerSm *
-         S::kBlockM * S::kBlockN *
-         static_cast<double>(RoundUp(p.k, S::kBlockK));
-}
-
-// Sets *tiles to the warp-tiled shape a batch with an operand off 16 bytes
-// takes on the whole batch (SgemmBatchTiledAs) where it lies in the range the
-// model was fitted on (sides kMinModeledSide to kMaxModeledSide, one 128 x 128
-// tile per SM to kMaxModeledRounds rounds of them two to an SM): the one of
-// least ModeledTime, each shape's cost (against 64 x 128 tiles') by which
-// operands are off 16 bytes, both, A alone or B alone. Else kAuto, and the
-// rules below choose. The costs are the median of measured time over the
-// model's, fitted to every shape forced on 160 such random batches (seeds 81
-// and 82 of tools/random_batches.py, --rows odd, a_odd and b_odd), measured on
-// an H200 (docs/benchmarks.md, session 62). Fitted on seed 81 alone and tested
-// on 82, and the other way round, against the rules: geometric means 2.4% and
-// 2.7% ahead, 32 and 40 batches over 2% ahead, 6 and 4 over 2% behind. As
-// landed, against the rules on 270 fresh ones (seeds 83-85; 254 in range): 3.3%
-// ahead, 111 over 2% ahead (ms: 264x792x937 x 17 0.1855 against 0.2316,
-// 295x311x924 x 13 0.0762 against 0.0932, 782x827x448 x 36 0.5009 against
-// 0.5821), 13 over 2% behind (1087x699x809 x 5 0.2079 against 0.1838,
-// 1100x281x952 x 3 0.0738 against 0.0680, 738x669x1000 x 9 0.2529 against
-// 0.2330); at or above cuBLAS's strided batch at 100 of them against 59. The
-// sweep's batches in range measured within 1% of the rules.
-cudaError_t ModeledTiles(const Batch& p, BatchTiles* tiles) {
-  constexpr int64_t kMinModeledSide = 260;
-  constexpr int64_t kMaxModeledSide = 1100;
-  constexpr int64_t kMaxModeledRounds = 4;
-  *tiles = BatchTiles::kAuto;
-  int64_t sms = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
-  const int64_t big_tiles = Tiles<WarpTiledBig>(p);
-  if (p.count == 1 || p.VectorOperands() || big_tiles < sms ||
-      big_tiles > kMaxModeledRounds * WarpTiledBig::kMinBlocksPerSm * sms ||
-      std::min({p.m, p.n, p.k}) < kMinModeledSide ||
-      std::max({p.m, p.n, p.k}) > kMaxModeledSide) {
-    return cudaSuccess;
-  }
-  const int off = p.VectorA() ? 2 : p.VectorB() ? 1 : 0;
-  double least = 0;
-  auto consider = [&](auto shape, BatchTiles name, std::array<double, 3> cost) {
-    const double time = ModeledTime<decltype(shape)>(p, sms, cost[off]);
-    if (*tiles == BatchTiles::kAuto || time < least) {
-      least = time;
-      *tiles = name;
-    }
-  };
-  consider(WarpTiledSmall(), BatchTiles::kSmall, {1.042, 1.017, 1.014});
-  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.111, 1.090, 1.074});
-  consider(WarpTiledMid(), BatchTiles::kMid, {1.121, 1.082, 1.117});
-  consider(WarpTiledWide(), BatchTiles::kWide, {1, 1, 1});
-  consider(WarpTiledTall(), BatchTiles::kTall, {1.061, 1.043, 1.054});
-  consider(WarpTiledBig(), BatchTiles::kBig, {0.956, 0.978, 0.938});
-  return cudaSuccess;
+         S::kBlockM * S::kBlockN * static_cast<double>(RoundUp(k, S::kBlockK));
 }
 
 // The batch p in warp-tiled blocks of the shape its sides take.
@@ -2090,8 +2041,10 @@ cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
     }
     return TinyTilesOr<WarpTiledSmall>(p, stream, small);
   }
-  BatchTiles modeled = BatchTiles::kAuto;
-  if (cudaError_t error = ModeledTiles(p, &modeled)) return error;
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+  const BatchTiles modeled =
+      ModeledBatchTiles(p.m, p.n, p.k, p.count, p.VectorA(), p.VectorB(), sms);
   if (modeled != BatchTiles::kAuto) {
     return SgemmBatchTiledAs(p, modeled, stream);
   }
@@ -2244,6 +2197,59 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 }
 
 }  // namespace
+
+// A batch with an operand off 16 bytes takes one warp-tiled shape on the
+// whole batch (SgemmBatchTiledAs, from SgemmBatchTiles) where it lies in the
+// range the model was fitted on (sides kMinModeledSide to kMaxModeledSide, one
+// 128 x 128 tile per SM to kMaxModeledRounds rounds of them two to an SM): the
+// one of least ModeledTime, each shape's cost (against 64 x 128 tiles') by
+// which operands are off 16 bytes, both, A alone or B alone (128 x 64 tiles,
+// which in that range never cost least, are left out). Else kAuto, and the
+// rules choose. The costs are the median of measured time over the model's,
+// fitted to every shape forced on 160 such random batches (seeds 81 and 82 of
+// tools/random_batches.py, --rows odd, a_odd and b_odd), measured on an H200
+// (docs/benchmarks.md, session 62). Fitted on seed 81 alone and tested on 82,
+// and the other way round, against the rules: geometric means 2.4% and 2.7%
+// ahead, 32 and 40 batches over 2% ahead, 6 and 4 over 2% behind. As landed,
+// against the rules on 270 fresh ones (seeds 83-85; 254 in range): 3.3% ahead,
+// 111 over 2% ahead (ms: 264x792x937 x 17 0.1855 against 0.2316, 295x311x924 x
+// 13 0.0762 against 0.0932, 782x827x448 x 36 0.5009 against 0.5821), 13 over 2%
+// behind (1087x699x809 x 5 0.2079 against 0.1838, 1100x281x952 x 3 0.0738
+// against 0.0680, 738x669x1000 x 9 0.2529 against 0.2330); at or above cuBLAS's
+// strided batch at 100 of them against 59. The sweep's batches in range
+// measured within 1% of the rules.
+BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
+                             bool vector_a, bool vector_b, int64_t sms) {
+  constexpr int64_t kMinModeledSide = 260;
+  constexpr int64_t kMaxModeledSide = 1100;
+  constexpr int64_t kMaxModeledRounds = 4;
+  const int64_t big_tiles = CeilDiv(m, WarpTiledBig::kBlockM) *
+                            CeilDiv(n, WarpTiledBig::kBlockN) * count;
+  if (count == 1 || (vector_a && vector_b) || big_tiles < sms ||
+      big_tiles > kMaxModeledRounds * WarpTiledBig::kMinBlocksPerSm * sms ||
+      std::min({m, n, k}) < kMinModeledSide ||
+      std::max({m, n, k}) > kMaxModeledSide) {
+    return BatchTiles::kAuto;
+  }
+  const int off = vector_a ? 2 : vector_b ? 1 : 0;
+  BatchTiles least = BatchTiles::kAuto;
+  double least_time = 0;
+  auto consider = [&](auto shape, BatchTiles tiles,
+                      std::array<double, 3> cost) {
+    const double time =
+        ModeledTime<decltype(shape)>(m, n, k, count, sms, cost[off]);
+    if (least == BatchTiles::kAuto || time < least_time) {
+      least = tiles;
+      least_time = time;
+    }
+  };
+  consider(WarpTiledSmall(), BatchTiles::kSmall, {1.042, 1.017, 1.014});
+  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.111, 1.090, 1.074});
+  consider(WarpTiledMid(), BatchTiles::kMid, {1.121, 1.082, 1.117});
+  consider(WarpTiledWide(), BatchTiles::kWide, {1, 1, 1});
+  consider(WarpTiledBig(), BatchTiles::kBig, {0.956, 0.978, 0.938});
+  return least;
+}
 
 bool ParseSgemmVariant(const char* name, SgemmVariant* variant) {
   return ParseVariant(name, kSgemmVariants, SgemmVariantName, variant);

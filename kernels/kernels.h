@@ -69,6 +69,14 @@ const char* BatchTilesName(BatchTiles tiles);
 // The tiles BatchTilesName calls `name`; false for no such name.
 bool ParseBatchTiles(const char* name, BatchTiles* tiles);
 
+// The warp-tiled shape that a strided batch of `count` m x k x n problems
+// takes whole on a GPU of `sms` SMs by the cost model fitted to batches with
+// an operand off 16 bytes (vector_a, vector_b: whether A's and B's rows all
+// start on 16 bytes); kAuto where it lies outside the model's range and
+// SgemmStridedBatched's rules choose.
+BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
+                             bool vector_a, bool vector_b, int64_t sms);
+
 // Many same-shape products in one launch: C_i = A_i * B_i for i < batch,
 // where A_i = a + i * stride_a, B_i = b + i * stride_b, C_i = c + i * stride_c
 // (strides in elements). Small problems share blocks (up to 16 x 16: four per
