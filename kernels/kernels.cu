@@ -2022,7 +2022,8 @@ double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
          S::kBlockM * S::kBlockN * static_cast<double>(RoundUp(k, S::kBlockK));
 }
 
-// The batch p in warp-tiled blocks of the shape its sides take.
+// The batch p in warp-tiled blocks of the shape its sides take: the cost
+// model's (ModeledBatchTiles) where p lies in its range, else the rules'.
 cudaError_t SgemmBatchTiles(const Batch& p, cudaStream_t stream) {
   auto small = [&]() -> cudaError_t {  // 64 x 64 tiles, of four warps or two
     bool four_warps = TakesQuadTiles(p);
