@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/random_batches.py: the same seed gives the same list, another seed another; every batch
 keeps to its sides, its rows' parity or alignment (both odd, both on 16 bytes, or one of each),
-its edges and its count of 128 x 128 tiles.
+its edges and its count of 128 x 128 tiles, by default and with --sides and --tiles.
 
 Usage: random_batches_test.py --tool PATH/tools/random_batches.py
 """
@@ -34,19 +34,25 @@ class RandomBatches(unittest.TestCase):
                          [(417, 528, 492, 57), (738, 600, 300, 50)])
 
     def test_batches_keep_to_their_bounds(self):
+        self.check_bounds((260, 1100), (100, 1100))
+
+    def test_other_sides_and_tiles_keep_to_theirs(self):
+        self.check_bounds((700, 1099), (100, 400), "--sides", "700:1099", "--tiles", "100:400")
+
+    def check_bounds(self, sides, all_tiles, *flags):
         parities = {"odd": (1, 1), "vector": (0, 0), "a_odd": (1, 0), "b_odd": (0, 1)}
         for rows, odd in parities.items():
-            for m, k, n, count in run("--seed", "3", "--count", "200", "--rows", rows):
+            for m, k, n, count in run("--seed", "3", "--count", "200", "--rows", rows, *flags):
                 for side in (m, k, n):
-                    self.assertTrue(260 <= side <= 1100, (m, k, n))
+                    self.assertTrue(sides[0] <= side <= sides[1], (m, k, n))
                 for side, side_odd in zip((k, n), odd):
                     # An odd side is odd; any other is a multiple of 4.
                     self.assertEqual(side % 2 if side_odd else side % 4, side_odd, (rows, k, n))
                 self.assertFalse(1 <= m % 64 <= 4 or 1 <= n % 64 <= 16, (m, n))
                 tiles = math.ceil(m / 128) * math.ceil(n / 128)
                 self.assertGreaterEqual(count, 2)
-                self.assertGreaterEqual(count * tiles, 100 - tiles / 2)
-                self.assertLessEqual(count * tiles, max(2 * tiles, 1100 + tiles / 2))
+                self.assertGreaterEqual(count * tiles, all_tiles[0] - tiles / 2)
+                self.assertLessEqual(count * tiles, max(2 * tiles, all_tiles[1] + tiles / 2))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ rules that read one operand's alignment differ (session 61: three-stage two-warp
 alone is off 16 bytes). A seed's odd and vector lists stay as they were before a_odd and b_odd
 came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules cut a batch's edges into
 strips (SgemmBatchEdges). Each batch's count gives it 100 to 1100 tiles of 128 x 128, 0.4 to 4
-rounds of them two to an SM on a GPU of 132 SMs. docs/benchmarks.md, session 56, tested its rule
+rounds of them two to an SM on a GPU of 132 SMs. --sides LOW:HIGH and --tiles LOW:HIGH draw from
+other ranges (a corner of a model's range, say); the defaults draw as before they came. docs/benchmarks.md, session 56, tested its rule
 on the 40 of --seed 57 and the 46 of --seed 58.
 """
 
@@ -19,30 +20,37 @@ import argparse
 import math
 import random
 
-LOW, HIGH = 260, 1100
+SIDES, TILES = (260, 1100), (100, 1100)
 
 
-def odd(generator):
-    return generator.randrange(LOW, HIGH + 1) | 1
+def odd(generator, sides):
+    return generator.randrange(sides[0], sides[1] + 1) | 1
 
 
-def vector(generator):
-    return generator.randrange(LOW // 4, HIGH // 4 + 1) * 4
+def vector(generator, sides):
+    return generator.randrange(sides[0] // 4, sides[1] // 4 + 1) * 4
 
 
-def batches(seed, count, rows):
+def batches(seed, count, rows, sides=SIDES, all_tiles=TILES):
     generator = random.Random(seed)
     result = []
     while len(result) < count:
-        m = generator.randrange(LOW, HIGH + 1)
-        k = odd(generator) if rows in ("odd", "a_odd") else vector(generator)
-        n = odd(generator) if rows in ("odd", "b_odd") else vector(generator)
+        m = generator.randrange(sides[0], sides[1] + 1)
+        k = odd(generator, sides) if rows in ("odd", "a_odd") else vector(generator, sides)
+        n = odd(generator, sides) if rows in ("odd", "b_odd") else vector(generator, sides)
         if 1 <= m % 64 <= 4 or 1 <= n % 64 <= 16:
             continue
         tiles = math.ceil(m / 128) * math.ceil(n / 128)
-        problems = max(2, round(generator.uniform(100, 1100) / tiles))
+        problems = max(2, round(generator.uniform(*all_tiles) / tiles))
         result.append((m, k, n, problems))
     return result
+
+
+def span(text):
+    low, high = map(int, text.split(":"))
+    if not 0 < low <= high:
+        raise argparse.ArgumentTypeError(f"{text}: LOW:HIGH with 0 < LOW <= HIGH")
+    return low, high
 
 
 def main():
@@ -50,9 +58,12 @@ def main():
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--rows", choices=("odd", "vector", "a_odd", "b_odd"), default="odd")
+    parser.add_argument("--sides", type=span, default=SIDES, help="LOW:HIGH of M, K and N")
+    parser.add_argument("--tiles", type=span, default=TILES,
+                        help="LOW:HIGH of a batch's 128 x 128 tiles (its count at least 2)")
     args = parser.parse_args()
     print(",".join("x".join(map(str, batch))
-                   for batch in batches(args.seed, args.count, args.rows)))
+                   for batch in batches(args.seed, args.count, args.rows, args.sides, args.tiles)))
 
 
 if __name__ == "__main__":
