@@ -37,7 +37,7 @@ class RandomBatches(unittest.TestCase):
         self.check_bounds((260, 1100), (100, 1100))
 
     def test_other_sides_and_tiles_keep_to_theirs(self):
-        self.check_bounds((700, 1099), (100, 400), "--sides", "700:1099", "--tiles", "100:400")
+        self.check_bounds((701, 1099), (100, 400), "--sides", "701:1099", "--tiles", "100:400")
 
     def check_bounds(self, sides, all_tiles, *flags):
         parities = {"odd": (1, 1), "vector": (0, 0), "a_odd": (1, 0), "b_odd": (0, 1)}

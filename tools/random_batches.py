@@ -12,8 +12,8 @@ alone is off 16 bytes). A seed's odd and vector lists stay as they were before a
 came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules cut a batch's edges into
 strips (SgemmBatchEdges). Each batch's count gives it 100 to 1100 tiles of 128 x 128, 0.4 to 4
 rounds of them two to an SM on a GPU of 132 SMs. --sides LOW:HIGH and --tiles LOW:HIGH draw from
-other ranges (a corner of a model's range, say); the defaults draw as before they came. docs/benchmarks.md, session 56, tested its rule
-on the 40 of --seed 57 and the 46 of --seed 58.
+other ranges (a corner of a model's range, say); the defaults draw as before they came.
+docs/benchmarks.md, session 56, tested its rule on the 40 of --seed 57 and the 46 of --seed 58.
 """
 
 import argparse
@@ -28,7 +28,7 @@ def odd(generator, sides):
 
 
 def vector(generator, sides):
-    return generator.randrange(sides[0] // 4, sides[1] // 4 + 1) * 4
+    return generator.randrange(-(-sides[0] // 4), sides[1] // 4 + 1) * 4
 
 
 def batches(seed, count, rows, sides=SIDES, all_tiles=TILES):
