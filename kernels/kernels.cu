@@ -461,9 +461,15 @@ int64_t WidePaddedArea(const Batch& p) {
   return std::min(PaddedArea<WarpTiledWide>(p), PaddedArea<WarpTiledTall>(p));
 }
 
+// The block tiles of shape S that `count` problems of m x n cover.
+template <typename S>
+int64_t Tiles(int64_t m, int64_t n, int64_t count) {
+  return CeilDiv(m, S::kBlockM) * CeilDiv(n, S::kBlockN) * count;
+}
+
 template <typename S>
 int64_t Tiles(const Batch& p) {
-  return CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN) * p.count;
+  return Tiles<S>(p.m, p.n, p.count);
 }
 
 // The rounds of blocks that p's tiles of shape S take on the current device.
@@ -2014,9 +2020,8 @@ cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
 template <typename S>
 double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
                    double cost) {
-  const double tiles = static_cast<double>(CeilDiv(m, S::kBlockM) *
-                                           CeilDiv(n, S::kBlockN) * count);
-  const double rounds = tiles / static_cast<double>(sms * S::kMinBlocksPerSm);
+  const double rounds = static_cast<double>(Tiles<S>(m, n, count)) /
+                        static_cast<double>(sms * S::kMinBlocksPerSm);
   const double whole = std::floor(rounds);
   return cost * (whole + std::sqrt(rounds - whole)) * S::kMinBlocksPerSm *
          S::kBlockM * S::kBlockN * static_cast<double>(RoundUp(k, S::kBlockK));
@@ -2225,8 +2230,7 @@ BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
   constexpr int64_t kMinModeledSide = 260;
   constexpr int64_t kMaxModeledSide = 1100;
   constexpr int64_t kMaxModeledRounds = 4;
-  const int64_t big_tiles = CeilDiv(m, WarpTiledBig::kBlockM) *
-                            CeilDiv(n, WarpTiledBig::kBlockN) * count;
+  const int64_t big_tiles = Tiles<WarpTiledBig>(m, n, count);
   if (count == 1 || (vector_a && vector_b) || big_tiles < sms ||
       big_tiles > kMaxModeledRounds * WarpTiledBig::kMinBlocksPerSm * sms ||
       std::min({m, n, k}) < kMinModeledSide ||

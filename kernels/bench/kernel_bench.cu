@@ -123,17 +123,26 @@ constexpr char kUsage[] =
     "Exit status: 0 all outputs right, 1 some row WRONG, 2 usage or CUDA "
     "error.\n";
 
+// The items of a comma-separated list, empty ones included ("a,,b" has three).
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> items;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    items.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return items;
+}
+
 // Parses "AxBxC,DxExF" into groups of `dims` sizes in [1, INT_MAX] (cuBLAS
 // takes int sizes); "none" is the empty list.
 bool ParseShapes(const std::string& text, int dims,
                  std::vector<std::vector<int64_t>>* shapes) {
   shapes->clear();
   if (text == "none") return true;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
+  for (const std::string& item : SplitCommas(text)) {
     std::vector<int64_t> shape;
     const char* p = item.c_str();
     while (true) {
@@ -147,7 +156,6 @@ bool ParseShapes(const std::string& text, int dims,
     }
     if (static_cast<int>(shape.size()) != dims) return false;
     shapes->push_back(shape);
-    pos = end + 1;
   }
   return true;
 }
@@ -161,17 +169,13 @@ bool ParseBatchTilesList(const std::string& text,
     tiles->assign(std::begin(kBatchTiles), std::end(kBatchTiles));
     return true;
   }
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
+  for (const std::string& name : SplitCommas(text)) {
     BatchTiles parsed = BatchTiles::kAuto;
-    if (!ParseBatchTiles(text.substr(pos, end - pos).c_str(), &parsed) ||
+    if (!ParseBatchTiles(name.c_str(), &parsed) ||
         parsed == BatchTiles::kAuto) {
       return false;
     }
     tiles->push_back(parsed);
-    pos = end + 1;
   }
   return true;
 }
