@@ -40,15 +40,20 @@ FILES = {"head_1.csv": rows(0.1, 0.2, 0.4), "head_2.csv": rows(0.3, 0.3, 0.4),
          "new_1.csv": rows(0.2, 0.2, 0.25, WRONG), "new_2.csv": rows(0.2, 0.2, 0.25)}
 
 
+def compare(files, *modes):
+    """The tool's lines, spaces collapsed, on {file name: entries} written to a directory."""
+    with tempfile.TemporaryDirectory() as directory:
+        for name, entries in files.items():
+            with open(os.path.join(directory, name), "w") as out:
+                out.write(table(entries))
+        out = subprocess.run([sys.executable, ARGS.tool, directory, *modes],
+                             capture_output=True, text=True, timeout=60, check=True)
+    return [" ".join(line.split()) for line in out.stdout.splitlines()]
+
+
 class BenchCompare(unittest.TestCase):
     def test_medians_percentages_fastest_and_counts(self):
-        with tempfile.TemporaryDirectory() as directory:
-            for name, entries in FILES.items():
-                with open(os.path.join(directory, name), "w") as out:
-                    out.write(table(entries))
-            out = subprocess.run([sys.executable, ARGS.tool, directory, "head", "new"],
-                                 capture_output=True, text=True, timeout=60, check=True)
-        lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
+        lines = compare(FILES, "head", "new")
         self.assertEqual(lines[0], "batch cuBLAS head new fastest")
         self.assertEqual(lines[1], "8x8x8/2 0.2000 80.0 100.0 new 1.250")
         self.assertEqual(lines[2], "9x9x9/2 0.5000 125.0 200.0! head 1.000")
@@ -60,13 +65,7 @@ class BenchCompare(unittest.TestCase):
         entries = rows(0.2, 0.25, 0.5) + [("8x8x8/2", "tiles_small", 0.2, RIGHT),
                                           ("9x9x9/2", "tiles_small", 0.4, RIGHT),
                                           ("8x8x8/2", "tiles_big", 0.4, RIGHT)]
-        with tempfile.TemporaryDirectory() as directory:
-            with open(os.path.join(directory, "head_1.csv"), "w") as out:
-                out.write(table(entries))
-            out = subprocess.run([sys.executable, ARGS.tool, directory, "head", "head:small",
-                                  "head:big"],
-                                 capture_output=True, text=True, timeout=60, check=True)
-        lines = [" ".join(line.split()) for line in out.stdout.splitlines()]
+        lines = compare({"head_1.csv": entries}, "head", "head:small", "head:big")
         self.assertEqual(lines[0], "batch cuBLAS head head:small head:big fastest")
         self.assertEqual(lines[1], "8x8x8/2 0.2000 80.0 100.0 50.0 head:small 1.250")
         self.assertEqual(lines[2], "9x9x9/2 0.5000 100.0 125.0 - head:small 1.250")
