@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""fit_tile_model.py --fit CSV... [--test CSV...]: fits the costs of ModeledBatchTiles
+"""fit_tile_model.py --fit CSV... [--test CSV...]: fits the speeds and costs of ModeledBatchTiles
 (kernels/kernels.cu) to matserve-kernel-bench runs with --batched_tiles=all, and tests its picks
 against the rules on other runs.
 
-A shape S's modeled time is c(S) * (w + sqrt(f)) * blocks per SM * tile area * K padded to S's
-step, where S's tiles fill w whole rounds of the GPU's blocks and a fraction f of one more. c(S) is
-fitted per class of operands off 16 bytes (both, A alone, B alone) as the median of measured time
-over the rest, and printed relative to 64 x 128 tiles, in kernels.cu's order. --test picks the shape
-of least modeled time for each batch in range and compares its forced row (tiles_NAME) with the
-rules' (matserve_batched) of the same run. The bench's operands are packed, so A's rows lie on 16
-bytes where K is a multiple of 4 and B's where N is. The costs in kernels.cu were fitted before
-the range had its bound on rounds (--fit_max_rounds=0) on run276's seeds 81 and 82
-(docs/benchmarks.md, session 62).
+A shape S's modeled time is c(S) * rounds * blocks per SM * tile area * (K padded to S's step +
+overhead(S)). The rounds are the busiest SM's, which takes ceil(tiles / SMs) of S's blocks: q whole
+rounds of blocks per SM and a last round of r more, which takes (r / blocks per SM) / speed(S, r)
+of a whole one. speed(S, r) is an SM's pace with r of S's blocks against its pace with all of
+them: from r / blocks per SM (r blocks take as long as a whole round) to 1 (as long as their share
+of one). overhead(S) is a block's fixed cost (its way in and out) in elements of K. Both are fitted
+in two passes, each in turn over a grid (the overheads 0 to 256 in steps of 32, each speed from
+its low end to 1), to the least spread of log(measured time / modeled work) within each class and
+shape, starting from no overhead and speeds sqrt(r / blocks per SM); then c(S) per class of
+operands off 16 bytes (both, A alone, B alone), as the median of measured time over modeled work,
+relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks the shape of least modeled time for each batch in range and compares its forced
+row (tiles_NAME) with the rules' (matserve_batched) of the same run. The bench's operands are
+packed, so A's rows lie on 16 bytes where K is a multiple of 4 and B's where N is. The speeds and
+costs in kernels.cu are this script's fit to run276's seeds 81 and 82 and run279's seeds 86 and 87
+(docs/benchmarks.md, session 63).
 """
 
 import argparse
@@ -24,6 +30,8 @@ SHAPES = {"small": (64, 64, 6, 16), "quad_few": (64, 64, 4, 16), "mid": (96, 96,
           "wide": (64, 128, 3, 16), "big": (128, 128, 2, 32)}
 CLASSES = ("both", "a", "b")  # which operands are off 16 bytes
 MIN_SIDE, MAX_SIDE, MAX_ROUNDS = 260, 1100, 4
+GRID = 20  # steps of each speed's grid
+OVERHEADS = range(0, 257, 32)
 
 
 def ceil_div(a, b):
@@ -36,19 +44,31 @@ def operands_off(k, n):
     return None if a_on and b_on else "b" if a_on else "a" if b_on else "both"
 
 
-def in_range(m, k, n, count, sms, max_rounds=MAX_ROUNDS):
-    """ModeledBatchTiles' range; max_rounds 0 puts no bound on the 128 x 128 tiles' rounds."""
+def in_range(m, k, n, count, sms):
+    """ModeledBatchTiles' range."""
     big = ceil_div(m, 128) * ceil_div(n, 128) * count
-    return (count > 1 and operands_off(k, n) is not None and sms <= big
-            and (max_rounds == 0 or big <= max_rounds * 2 * sms)
+    return (count > 1 and operands_off(k, n) is not None and sms <= big <= MAX_ROUNDS * 2 * sms
             and MIN_SIDE <= min(m, n, k) and max(m, n, k) <= MAX_SIDE)
 
 
-def work(m, k, n, count, shape, sms):
+def last_rounds():
+    """The (shape, r) of every last round of r blocks short of a whole one."""
+    return [(shape, r) for shape, (_, _, per_sm, _) in SHAPES.items() for r in range(1, per_sm)]
+
+
+def initial_model():
+    """{(shape, r): speed} and {shape: overhead} before the fit."""
+    return ({(shape, r): math.sqrt(r / SHAPES[shape][2]) for shape, r in last_rounds()},
+            dict.fromkeys(SHAPES, 0))
+
+
+def work(m, k, n, count, shape, sms, model):
+    speeds, overheads = model
     block_m, block_n, per_sm, step = SHAPES[shape]
-    rounds = ceil_div(m, block_m) * ceil_div(n, block_n) * count / (sms * per_sm)
-    whole = math.floor(rounds)
-    return (whole + math.sqrt(rounds - whole)) * per_sm * block_m * block_n * ceil_div(k, step) * step
+    busiest = ceil_div(ceil_div(m, block_m) * ceil_div(n, block_n) * count, sms)
+    whole, r = divmod(busiest, per_sm)
+    rounds = whole + (r / per_sm / speeds[(shape, r)] if r else 0)
+    return rounds * per_sm * block_m * block_n * (ceil_div(k, step) * step + overheads[shape])
 
 
 def load(paths):
@@ -71,35 +91,69 @@ def load(paths):
     return batches
 
 
-def fit(batches, sms, max_rounds):
-    ratios = {}
+def log_ratios(batches, sms, model):
+    """{(class, shape): [log(measured / modeled work)]} over the batches in range."""
+    logs = {}
     for (m, k, n, count), times in batches.items():
-        if not in_range(m, k, n, count, sms, max_rounds):
-            continue
+        if in_range(m, k, n, count, sms):
+            for shape in SHAPES:
+                if shape in times:
+                    logs.setdefault((operands_off(k, n), shape), []).append(
+                        math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    return logs
+
+
+def spread(batches, sms, model):
+    return sum(statistics.pvariance(x) * len(x)
+               for x in log_ratios(batches, sms, model).values())
+
+
+def fit_grid(batches, sms, model, table, key, values):
+    """Sets table[key] to the value of `values` that spreads the batches least (a tie keeps the
+    value it has)."""
+    best = spread(batches, sms, model)
+    kept = table[key]
+    for value in values:
+        table[key] = value
+        trial = spread(batches, sms, model)
+        if trial < best:
+            best, kept = trial, value
+    table[key] = kept
+
+
+def fit(batches, sms, passes=2):
+    """The fitted (speeds, overheads) and {(class, shape): cost}."""
+    model = initial_model()
+    speeds, overheads = model
+    for _ in range(passes):
         for shape in SHAPES:
-            if shape in times:
-                ratios.setdefault((operands_off(k, n), shape), []).append(
-                    times[shape] / work(m, k, n, count, shape, sms))
+            fit_grid(batches, sms, model, overheads, shape, OVERHEADS)
+        for shape, r in last_rounds():
+            low = r / SHAPES[shape][2]
+            fit_grid(batches, sms, model, speeds, (shape, r),
+                     [low + (1 - low) * i / GRID for i in range(GRID + 1)])
+    logs = log_ratios(batches, sms, model)
     costs = {}
     for cls in CLASSES:
-        if (cls, "wide") in ratios:
-            wide = statistics.median(ratios[(cls, "wide")])
+        if (cls, "wide") in logs:
+            wide = statistics.median(logs[(cls, "wide")])
             for shape in SHAPES:
-                costs[(cls, shape)] = statistics.median(ratios[(cls, shape)]) / wide
-    return costs
+                costs[(cls, shape)] = math.exp(statistics.median(logs[(cls, shape)]) - wide)
+    return model, costs
 
 
-def pick(costs, m, k, n, count, sms):
+def pick(model, costs, m, k, n, count, sms):
     cls = operands_off(k, n)
-    return min(SHAPES, key=lambda shape: costs[(cls, shape)] * work(m, k, n, count, shape, sms))
+    return min(SHAPES,
+               key=lambda shape: costs[(cls, shape)] * work(m, k, n, count, shape, sms, model))
 
 
-def test(costs, batches, sms):
+def test(model, costs, batches, sms):
     logs, ahead, behind, at_or_above = [], 0, 0, [0, 0]
     for (m, k, n, count), times in batches.items():
         if not in_range(m, k, n, count, sms) or operands_off(k, n) not in {c for c, _ in costs}:
             continue
-        picked = times[pick(costs, m, k, n, count, sms)]
+        picked = times[pick(model, costs, m, k, n, count, sms)]
         ratio = times["rules"] / picked
         logs.append(math.log(ratio))
         ahead += ratio > 1.02
@@ -116,16 +170,19 @@ def main():
     parser.add_argument("--fit", nargs="+", required=True)
     parser.add_argument("--test", nargs="*", default=[])
     parser.add_argument("--sms", type=int, default=132)
-    parser.add_argument("--fit_max_rounds", type=int, default=MAX_ROUNDS,
-                        help="the fit's bound on rounds of 128 x 128 tiles (0: none)")
     args = parser.parse_args()
-    costs = fit(load(args.fit), args.sms, args.fit_max_rounds)
+    model, costs = fit(load(args.fit), args.sms)
+    speeds, overheads = model
+    print("overhead, then the speed of a last round of r blocks")
+    for shape, (_, _, per_sm, _) in SHAPES.items():
+        print(f"{shape:<12} {overheads[shape]:8d} " +
+              " ".join(f"{speeds[(shape, r)]:8.4f}" for r in range(1, per_sm)))
     print("off 16 bytes " + " ".join(f"{shape:>8}" for shape in SHAPES))
     for cls in CLASSES:
         if (cls, "wide") in costs:
-            print(f"{cls:<12} " + " ".join(f"{costs[(cls, shape)]:8.3f}" for shape in SHAPES))
+            print(f"{cls:<12} " + " ".join(f"{costs[(cls, shape)]:8.4f}" for shape in SHAPES))
     if args.test:
-        test(costs, load(args.test), args.sms)
+        test(model, costs, load(args.test), args.sms)
 
 
 if __name__ == "__main__":
