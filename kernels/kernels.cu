@@ -2194,15 +2194,27 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
 // (450) 0.2696 against 0.2340, 777^3 x 10 (388) 0.3191 against 0.2998. With
 // fewer multiply-adds in all it lost too: 1002^3 x 2 0.1136 against 0.1061,
 // 703^3 x 2 0.0856 against 0.0515. Padding A alone lost (1200x1201x1200 x 4,
-// 1200 per element copied, 0.3508 against 0.3347).
+// 1200 per element copied, 0.3508 against 0.3347). Nor does it pad where the
+// batch as it is lies in ModeledBatchTiles' range: the model's pick takes it
+// unpadded (or its whole 64s, where its edges are cut). Measured on an H200
+// against padding (ms, docs/benchmarks.md, session 63), on 72 random batches
+// the rule above padded (M and N 1025 to 1101, both operands off 16
+// bytes): 3.8% ahead (geometric mean), 46 over 2% ahead (1089x937x1075 x 4
+// 0.2412 against 0.2827, 1097x1055x1085 x 9 0.5634 against 0.6328), 7 over 2%
+// behind (1043x1031x1035 x 11 0.6732 against 0.6164, 1067x547x1029 x 11 0.3810
+// against 0.3534); at or above cuBLAS's strided batch at 16 against 7.
 cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
   constexpr double kMinPaddedMacs = 4294967296.0;  // 2^32
   constexpr double kMinMacsPerCopied = 512;
+  int64_t sms = 0;
+  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   const double macs = p.MultiplyAdds();
   const double copied = static_cast<double>(p.count) * p.k * (p.m + p.n);
   const bool pad = p.count > 1 && !p.VectorA() && !p.VectorB() &&
                    p.OneMatrixA() && p.OneMatrixB() && macs >= kMinPaddedMacs &&
-                   macs >= kMinMacsPerCopied * copied;
+                   macs >= kMinMacsPerCopied * copied &&
+                   ModeledBatchTiles(p.m, p.n, p.k, p.count, false, false,
+                                     sms) == BatchTiles::kAuto;
   return SgemmPadded(p, pad, pad, false, stream, [&](const Batch& padded) {
     return SgemmBatchEdges(padded, stream);
   });

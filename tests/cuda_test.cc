@@ -389,8 +389,9 @@ INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
 // as one matrix of all the problems: in 64-wide tiles, where that is at most
 // one element copied per 1500 multiply-adds (A, K 1023, of 8 problems with N
 // 2048); and before any rule picks tiles, where both A and B are off 16
-// bytes, from 2^32 multiply-adds and 512 per element copied (5 of 1025 x 1001
-// x 1027: 5.27e9 and 513; the whole 64s then apart from their edges). In 2
+// bytes, from 2^32 multiply-adds and 512 per element copied, where the
+// batch as it is lies outside ModeledBatchTiles' range (4 of 1153 x 1001 x
+// 1155: 5.33e9 and 577; the whole 64s then apart from their edges). In 2
 // of 1537^3 the whole 64s (1536 x 1536) split K and compute C in padded rows,
 // copied back to problems 1537 rows apart, not the 1536 they hold (until
 // session 58 every problem after the first came back a row off); with a gap
@@ -398,7 +399,7 @@ INSTANTIATE_TEST_SUITE_P(MovedEdges, GpuBatchedSgemm,
 // by element (Nsight Compute's kernel lists on an H200, session 58).
 INSTANTIATE_TEST_SUITE_P(PaddedRows, GpuBatchedSgemm,
                          ::testing::Values(BatchCase{{136, 1023, 2048}, 8, 0},
-                                           BatchCase{{1025, 1001, 1027}, 5, 0},
+                                           BatchCase{{1153, 1001, 1155}, 4, 0},
                                            BatchCase{{1537, 1537, 1537}, 2, 0},
                                            BatchCase{{1537, 1537, 1537}, 2, 1}),
                          BatchTestName);
