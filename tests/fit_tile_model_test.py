@@ -79,7 +79,8 @@ class FitTileModel(unittest.TestCase):
         self.assertEqual(lines[7], "both 1.0500 1.1000 1.2000 1.0000 0.9000")
         self.assertEqual(lines[8], "in range: 3 batches; the model against the rules: geometric "
                                    "mean 0.9967, over 2% ahead 1, over 2% behind 1; at or above "
-                                   "cuBLAS: rules 0, model 1")
+                                   "cuBLAS: rules 0, model 1; behind the best forced shape by "
+                                   "0.00% (geometric mean)")
         self.assertEqual(len(lines), 9)
 
 
