@@ -1360,9 +1360,9 @@ TEST_F(GpuTest, ZeroSizeIsRefusedNotLaunched) {
 // 16 bytes, and the edges of its range, where it hands batches to the rules
 // (kAuto). The picks are those of the model as fitted (docs/benchmarks.md,
 // session 63; tools/fit_tile_model.py picks the same). Measured in their
-// picks against the rules (ms, H200): 279 x 891 x 667 x 58 0.5031 against
-// 0.6364, 316 x 957 x 1047 x 15 0.2456 against 0.2802, 735 x 1088 x 1045 x 3
-// 0.1314 against 0.1599.
+// picks against the tree of their run (ms, H200): 279 x 891 x 667 x 58 0.5031
+// against 0.6364 and 316 x 957 x 1047 x 15 0.2456 against 0.2802 (the rules),
+// 735 x 1088 x 1045 x 3 0.1314 against 0.1599 (session 62's model).
 TEST(ModeledBatchTiles, PicksAShapeOnlyInTheRangeItWasFittedOn) {
   using kernels::BatchTiles;
   constexpr int64_t kSms = 132;
