@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""fit_tile_model.py --fit CSV... [--test CSV...]: fits the speeds, overheads and costs of ModeledBatchTiles
-(kernels/kernels.cu) to matserve-kernel-bench runs with --batched_tiles=all, and tests its picks
-against the rules on other runs.
+"""fit_tile_model.py --fit CSV... [--test CSV...]: fits the speeds, overheads and costs of
+ModeledBatchTiles (kernels/kernels.cu) to matserve-kernel-bench runs with --batched_tiles=all, and
+tests its picks on other runs.
 
 A shape S's modeled time is c(S) * rounds * blocks per SM * tile area * (K padded to S's step +
 overhead(S)). The rounds are the busiest SM's, which takes ceil(tiles / SMs) of S's blocks: q whole
@@ -17,9 +17,9 @@ relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks 
 modeled time for each batch in range and compares its forced row (tiles_NAME) with the rules'
 (matserve_batched) of the same run, and with the best forced row (the measure that stands where
 matserve_batched is itself a build of the model). The bench's operands are packed, so A's rows lie
-on 16 bytes where K is a multiple of 4 and B's where N is. The speeds and costs in kernels.cu are
-this script's fit to run276's seeds 81 and 82 and run279's seeds 86 and 87 (docs/benchmarks.md,
-session 63).
+on 16 bytes where K is a multiple of 4 and B's where N is. The speeds, overheads and costs in
+kernels.cu are this script's fit to run276's seeds 81 and 82 and run279's seeds 86 and 87
+(docs/benchmarks.md, session 63).
 """
 
 import argparse
@@ -170,7 +170,7 @@ def test(model, costs, batches, sms):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fit", nargs="+", required=True)
     parser.add_argument("--test", nargs="*", default=[])
     parser.add_argument("--sms", type=int, default=132)
