@@ -2206,15 +2206,17 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
 cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
   constexpr double kMinPaddedMacs = 4294967296.0;  // 2^32
   constexpr double kMinMacsPerCopied = 512;
-  int64_t sms = 0;
-  if (cudaError_t error = MultiprocessorCount(&sms)) return error;
   const double macs = p.MultiplyAdds();
   const double copied = static_cast<double>(p.count) * p.k * (p.m + p.n);
-  const bool pad = p.count > 1 && !p.VectorA() && !p.VectorB() &&
-                   p.OneMatrixA() && p.OneMatrixB() && macs >= kMinPaddedMacs &&
-                   macs >= kMinMacsPerCopied * copied &&
-                   ModeledBatchTiles(p.m, p.n, p.k, p.count, false, false,
-                                     sms) == BatchTiles::kAuto;
+  bool pad = p.count > 1 && !p.VectorA() && !p.VectorB() && p.OneMatrixA() &&
+             p.OneMatrixB() && macs >= kMinPaddedMacs &&
+             macs >= kMinMacsPerCopied * copied;
+  if (pad) {
+    int64_t sms = 0;
+    if (cudaError_t error = MultiprocessorCount(&sms)) return error;
+    pad = ModeledBatchTiles(p.m, p.n, p.k, p.count, false, false, sms) ==
+          BatchTiles::kAuto;
+  }
   return SgemmPadded(p, pad, pad, false, stream, [&](const Batch& padded) {
     return SgemmBatchEdges(padded, stream);
   });
