@@ -2202,7 +2202,10 @@ cudaError_t SgemmBatchEdges(const Batch& p, cudaStream_t stream) {
 // bytes): 3.8% ahead (geometric mean), 46 over 2% ahead (1089x937x1075 x 4
 // 0.2412 against 0.2827, 1097x1055x1085 x 9 0.5634 against 0.6328), 7 over 2%
 // behind (1043x1031x1035 x 11 0.6732 against 0.6164, 1067x547x1029 x 11 0.3810
-// against 0.3534); at or above cuBLAS's strided batch at 16 against 7.
+// against 0.3534); at or above cuBLAS's strided batch at 16 against 7. On 24
+// fresh batches where those 7 lay (10 to 13 problems, 3 to 4 rounds of 128 x
+// 128 tiles two to an SM; session 64): 3.9% ahead, 14 over 2% ahead, 2 over 2%
+// behind (1057x985x1033 x 11 0.6124 against 0.5834).
 cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
   constexpr double kMinPaddedMacs = 4294967296.0;  // 2^32
   constexpr double kMinMacsPerCopied = 512;
@@ -2251,6 +2254,12 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // against 85. The sweep (kernels/bench/batched_sweep.txt): at or above cuBLAS
 // at 74 of 96 against 73, with 801^3 x 8 0.2246 against 0.2394 (cuBLAS 0.2306),
 // 577x300x577 x 40 0.2280 against 0.2346 and 449^3 x 50 0.2679 against 0.2732.
+// Where an operand's rows lie 2 past a multiple of 4 elements (on 8 bytes, in
+// pairs; the fit saw odd rows only), on 180 batches (seeds 91 and 92, --rows
+// pairs, a_pairs and b_pairs; session 64): 0.45% and 1.34% behind the best
+// forced shape, as near as on odd rows; a refit with those batches, or with
+// costs by each operand's copy width, came within 0.3% of these constants
+// crosswise either way, and was not taken.
 BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
                              bool vector_a, bool vector_b, int64_t sms) {
   constexpr int64_t kMinModeledSide = 260;

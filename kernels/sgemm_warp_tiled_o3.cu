@@ -10,7 +10,12 @@
 // 0.0122. On an H100 (session 26), the other shapes did not gain at -O3:
 // WarpTiledQuad (five blocks per SM, up to 102 registers; some instances
 // spilled 8-16 bytes) from 13% ahead to 4% behind, WarpTiledMid 7-12% behind,
-// the 64-wide tiles 3%.
+// the 64-wide tiles 3%. WarpTiledQuadFew at -O1 lost on an H200 in the cost
+// model's range too (docs/benchmarks.md, session 64; 36 batches it picks
+// four-warp tiles for, 2.8% behind, none ahead: 1058x735x1088 x 4 0.1889
+// against 0.1796), though its loops there count fewer FFMAs that read two
+// registers of one bank (tools/sass_loop.py: 25.2% against 28.1%, both
+// operands element by element).
 #include "kernels/launch_warp_tiled.cuh"
 
 namespace matserve::kernels {

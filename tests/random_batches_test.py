@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tools/random_batches.py: the same seed gives the same list, another seed another; every batch
-keeps to its sides, its rows' parity or alignment (both odd, both on 16 bytes, or one of each),
+keeps to its sides, its rows' alignment (both odd, both 2 past a multiple of 4, both on 16 bytes,
+or one on 16 bytes and the other odd or 2 past),
 its edges and its count of 128 x 128 tiles, by default and with --sides and --tiles.
 
 Usage: random_batches_test.py --tool PATH/tools/random_batches.py
@@ -32,6 +33,9 @@ class RandomBatches(unittest.TestCase):
                          [(303, 637, 863, 34), (911, 647, 281, 40)])
         self.assertEqual(run("--seed", "60", "--count", "2", "--rows", "vector"),
                          [(417, 528, 492, 57), (738, 600, 300, 50)])
+        # As session 64 drew them.
+        self.assertEqual(run("--seed", "91", "--count", "2", "--rows", "pairs"),
+                         [(345, 866, 438, 89), (954, 426, 670, 22)])
 
     def test_batches_keep_to_their_bounds(self):
         self.check_bounds((260, 1100), (100, 1100))
@@ -40,14 +44,16 @@ class RandomBatches(unittest.TestCase):
         self.check_bounds((701, 1099), (100, 400), "--sides", "701:1099", "--tiles", "100:400")
 
     def check_bounds(self, sides, all_tiles, *flags):
-        parities = {"odd": (1, 1), "vector": (0, 0), "a_odd": (1, 0), "b_odd": (0, 1)}
-        for rows, odd in parities.items():
+        # K and N mod 4: 1 stands for odd (1 or 3).
+        residues = {"odd": (1, 1), "vector": (0, 0), "a_odd": (1, 0), "b_odd": (0, 1),
+                    "pairs": (2, 2), "a_pairs": (2, 0), "b_pairs": (0, 2)}
+        for rows, residue in residues.items():
             for m, k, n, count in run("--seed", "3", "--count", "200", "--rows", rows, *flags):
                 for side in (m, k, n):
                     self.assertTrue(sides[0] <= side <= sides[1], (m, k, n))
-                for side, side_odd in zip((k, n), odd):
-                    # An odd side is odd; any other is a multiple of 4.
-                    self.assertEqual(side % 2 if side_odd else side % 4, side_odd, (rows, k, n))
+                for side, side_residue in zip((k, n), residue):
+                    got = side % 2 if side_residue == 1 else side % 4
+                    self.assertEqual(got, side_residue, (rows, k, n))
                 self.assertFalse(1 <= m % 64 <= 4 or 1 <= n % 64 <= 16, (m, n))
                 tiles = math.ceil(m / 128) * math.ceil(n / 128)
                 self.assertGreaterEqual(count, 2)
