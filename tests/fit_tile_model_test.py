@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """tools/fit_tile_model.py on a bench CSV written by hand: forced times that follow the model with
 known costs and overheads give those back (and leave the speeds where they start, which fit them
-already), batches outside ModeledBatchTiles' range are left out of the fit, and --test counts the
-picks ahead of and behind the rules.
+already), batches outside ModeledBatchTiles' range are left out of the fit, --test counts the
+picks ahead of and behind the rules, and --crosswise tests each group of runs on a fit to the
+others.
 
 Usage: fit_tile_model_test.py --tool PATH/tools/fit_tile_model.py
 """
 import argparse
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,13 +43,13 @@ def row(batch, impl, ms):
     return f"batched,{m}x{k}x{n}/{count},{impl},{ms:.9g},1,100,50,1e-07,\"n=1000\"\n"
 
 
-def table(tool):
+def table(tool, costs=COSTS):
     speeds, _ = tool.initial_model()
     model = (speeds, OVERHEADS)
     lines = []
     for batch, rules_over_pick in IN_RANGE.items():
         times = {shape: cost * SCALE * tool.work(*batch, shape, 132, model)
-                 for shape, cost in COSTS.items()}
+                 for shape, cost in costs.items()}
         picked = min(times.values())
         lines.append(row(batch, "cublas_strided", picked * (1.05 if rules_over_pick > 1 else 0.8)))
         lines.append(row(batch, "matserve_batched", picked * rules_over_pick))
@@ -55,7 +57,7 @@ def table(tool):
     for batch in OUT_OF_RANGE:
         lines += [row(batch, "tiles_" + shape,
                       10 * cost * SCALE * tool.work(*batch, shape, 132, model))
-                  for shape, cost in COSTS.items()]
+                  for shape, cost in costs.items()]
     return HEADER + "".join(lines)
 
 
@@ -82,6 +84,31 @@ class FitTileModel(unittest.TestCase):
                                    "cuBLAS: rules 0, model 1; behind the best forced shape by "
                                    "0.00% (geometric mean)")
         self.assertEqual(len(lines), 9)
+
+    def test_crosswise_tests_each_group_on_a_fit_to_the_others(self):
+        # In one group the 128 x 128 tiles cost least, in the other most: a fit to either picks
+        # them wrong on the other (a fit to the group itself would pick right, 0.00%).
+        cheap_big, dear_big = dict(COSTS, big=0.5), dict(COSTS, big=2.0)
+        with tempfile.TemporaryDirectory() as directory:
+            paths = [os.path.join(directory, name) for name in ("cheap_1.csv", "dear_1.csv")]
+            for path, costs in zip(paths, (cheap_big, dear_big)):
+                with open(path, "w") as out:
+                    out.write(table(tool(), costs))
+            out = subprocess.run([sys.executable, ARGS.tool, "--crosswise", *paths],
+                                 capture_output=True, text=True, timeout=60, check=True)
+            one = subprocess.run([sys.executable, ARGS.tool, "--crosswise", paths[0]],
+                                 capture_output=True, text=True, timeout=60)
+        lines = out.stdout.splitlines()
+        self.assertEqual(len(lines), 3)
+        for line, path in zip(lines, paths):
+            gap = re.fullmatch(re.escape(path) + r": 3 batches in range, behind the best forced "
+                               r"shape by (\d+\.\d\d)%", line)
+            self.assertIsNotNone(gap, line)
+            self.assertGreater(float(gap.group(1)), 10, line)
+        self.assertRegex(lines[2], r"^all: 6 batches, behind the best forced shape by \d+\.\d\d% "
+                                   r"\(geometric mean\)$")
+        self.assertEqual(one.returncode, 2)
+        self.assertIn("at least two groups", one.stderr)
 
 
 if __name__ == "__main__":

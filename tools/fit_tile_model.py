@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""fit_tile_model.py --fit CSV... [--test CSV...]: fits the speeds, overheads and costs of
-ModeledBatchTiles (kernels/kernels.cu) to matserve-kernel-bench runs with --batched_tiles=all, and
-tests its picks on other runs.
+"""fit_tile_model.py --fit CSV... [--test CSV...] | --crosswise GROUP GROUP...: fits the speeds,
+overheads and costs of ModeledBatchTiles (kernels/kernels.cu) to matserve-kernel-bench runs with
+--batched_tiles=all, and tests its picks on other runs.
 
 A shape S's modeled time is c(S) * rounds * blocks per SM * tile area * (K padded to S's step +
 overhead(S)). The rounds are the busiest SM's, which takes ceil(tiles / SMs) of S's blocks: q whole
@@ -17,9 +17,11 @@ relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks 
 modeled time for each batch in range and compares its forced row (tiles_NAME) with the rules'
 (matserve_batched) of the same run, and with the best forced row (the measure that stands where
 matserve_batched is itself a build of the model). The bench's operands are packed, so A's rows lie
-on 16 bytes where K is a multiple of 4 and B's where N is. The speeds, overheads and costs in
-kernels.cu are this script's fit to run276's seeds 81 and 82 and run279's seeds 86 and 87
-(docs/benchmarks.md, session 63).
+on 16 bytes where K is a multiple of 4 and B's where N is. --crosswise fits on every group of
+runs (CSVs joined by commas, one seed's, say) but one, and prints how far the picks lie behind the
+best forced shape on the one left out, for each in turn: the check before fresh seeds. The speeds,
+overheads and costs in kernels.cu are this script's fit to run276's seeds 81 and 82 and run279's
+seeds 86 and 87 (docs/benchmarks.md, session 63; session 64 checked them crosswise).
 """
 
 import argparse
@@ -150,13 +152,28 @@ def pick(model, costs, m, k, n, count, sms):
                key=lambda shape: costs[(cls, shape)] * work(m, k, n, count, shape, sms, model))
 
 
+def tested(costs, batches, sms):
+    """The batches in range whose class of operands the costs cover, as (batch, times)."""
+    classes = {cls for cls, _ in costs}
+    return [((m, k, n, count), times) for (m, k, n, count), times in batches.items()
+            if in_range(m, k, n, count, sms) and operands_off(k, n) in classes]
+
+
+def behind_best(model, costs, batch, times, sms):
+    """log(the picked shape's forced time / the best forced shape's)."""
+    return math.log(times[pick(model, costs, *batch, sms)] / min(times[shape] for shape in SHAPES))
+
+
+def percent(logs):
+    """The geometric mean of exp(logs), as a percentage above 1."""
+    return 100 * (math.exp(sum(logs) / len(logs)) - 1)
+
+
 def test(model, costs, batches, sms):
     logs, gaps, ahead, behind, at_or_above = [], [], 0, 0, [0, 0]
-    for (m, k, n, count), times in batches.items():
-        if not in_range(m, k, n, count, sms) or operands_off(k, n) not in {c for c, _ in costs}:
-            continue
-        picked = times[pick(model, costs, m, k, n, count, sms)]
-        gaps.append(math.log(picked / min(times[shape] for shape in SHAPES)))
+    for batch, times in tested(costs, batches, sms):
+        picked = times[pick(model, costs, *batch, sms)]
+        gaps.append(behind_best(model, costs, batch, times, sms))
         ratio = times["rules"] / picked
         logs.append(math.log(ratio))
         ahead += ratio > 1.02
@@ -166,15 +183,41 @@ def test(model, costs, batches, sms):
     print(f"in range: {len(logs)} batches; the model against the rules: geometric mean "
           f"{math.exp(sum(logs) / len(logs)):.4f}, over 2% ahead {ahead}, over 2% behind {behind}; "
           f"at or above cuBLAS: rules {at_or_above[0]}, model {at_or_above[1]}; behind the best "
-          f"forced shape by {100 * (math.exp(sum(gaps) / len(gaps)) - 1):.2f}% (geometric mean)")
+          f"forced shape by {percent(gaps):.2f}% (geometric mean)")
+
+
+def crosswise(groups, sms):
+    """For each group (CSVs joined by commas), fits on the other groups and prints how far the
+    picks lie behind the best forced shape on it; then over every group's batches."""
+    loaded = [load(group.split(",")) for group in groups]
+    every = []
+    for left_out, group in enumerate(groups):
+        rest = {batch: times for i, batches in enumerate(loaded) if i != left_out
+                for batch, times in batches.items()}
+        model, costs = fit(rest, sms)
+        logs = [behind_best(model, costs, batch, times, sms)
+                for batch, times in tested(costs, loaded[left_out], sms)]
+        every += logs
+        gap = f"{percent(logs):.2f}%" if logs else "-"
+        print(f"{group}: {len(logs)} batches in range, behind the best forced shape by {gap}")
+    print(f"all: {len(every)} batches, behind the best forced shape by {percent(every):.2f}% "
+          f"(geometric mean)")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fit", nargs="+", required=True)
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--fit", nargs="+")
+    what.add_argument("--crosswise", nargs="+", metavar="GROUP",
+                      help="CSVs joined by commas; at least two groups")
     parser.add_argument("--test", nargs="*", default=[])
     parser.add_argument("--sms", type=int, default=132)
     args = parser.parse_args()
+    if args.crosswise:
+        if len(args.crosswise) < 2 or args.test:
+            parser.error("--crosswise takes at least two groups, and no --test")
+        crosswise(args.crosswise, args.sms)
+        return
     model, costs = fit(load(args.fit), args.sms)
     speeds, overheads = model
     print("overhead, then the speed of a last round of r blocks")
