@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tools/random_batches.py: the same seed gives the same list, another seed another; every batch
 keeps to its sides, its rows' alignment (both odd, both 2 past a multiple of 4, both on 16 bytes,
-or one on 16 bytes and the other odd or 2 past),
-its edges and its count of 128 x 128 tiles, by default and with --sides and --tiles.
+or one on 16 bytes and the other odd or 2 past), its edges and its count of 128 x 128 tiles, by
+default and with --sides and --tiles.
 
 Usage: random_batches_test.py --tool PATH/tools/random_batches.py
 """

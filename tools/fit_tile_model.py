@@ -198,10 +198,11 @@ def crosswise(groups, sms):
         logs = [behind_best(model, costs, batch, times, sms)
                 for batch, times in tested(costs, loaded[left_out], sms)]
         every += logs
-        gap = f"{percent(logs):.2f}%" if logs else "-"
-        print(f"{group}: {len(logs)} batches in range, behind the best forced shape by {gap}")
-    print(f"all: {len(every)} batches, behind the best forced shape by {percent(every):.2f}% "
-          f"(geometric mean)")
+        print(f"{group}: {len(logs)} batches in range, behind the best forced shape by "
+              f"{percent(logs):.2f}%" if logs else f"{group}: no batches in range")
+    if every:
+        print(f"all: {len(every)} batches, behind the best forced shape by {percent(every):.2f}% "
+              f"(geometric mean)")
 
 
 def main():
