@@ -159,9 +159,9 @@ def tested(costs, batches, sms):
             if in_range(m, k, n, count, sms) and operands_off(k, n) in classes]
 
 
-def behind_best(model, costs, batch, times, sms):
+def behind_best(picked, times):
     """log(the picked shape's forced time / the best forced shape's)."""
-    return math.log(times[pick(model, costs, *batch, sms)] / min(times[shape] for shape in SHAPES))
+    return math.log(picked / min(times[shape] for shape in SHAPES))
 
 
 def percent(logs):
@@ -173,7 +173,7 @@ def test(model, costs, batches, sms):
     logs, gaps, ahead, behind, at_or_above = [], [], 0, 0, [0, 0]
     for batch, times in tested(costs, batches, sms):
         picked = times[pick(model, costs, *batch, sms)]
-        gaps.append(behind_best(model, costs, batch, times, sms))
+        gaps.append(behind_best(picked, times))
         ratio = times["rules"] / picked
         logs.append(math.log(ratio))
         ahead += ratio > 1.02
@@ -195,7 +195,7 @@ def crosswise(groups, sms):
         rest = {batch: times for i, batches in enumerate(loaded) if i != left_out
                 for batch, times in batches.items()}
         model, costs = fit(rest, sms)
-        logs = [behind_best(model, costs, batch, times, sms)
+        logs = [behind_best(times[pick(model, costs, *batch, sms)], times)
                 for batch, times in tested(costs, loaded[left_out], sms)]
         every += logs
         print(f"{group}: {len(logs)} batches in range, behind the best forced shape by "
