@@ -247,15 +247,16 @@ int64_t BatchSplitCount(int64_t tiles, int64_t k, int64_t slots,
 // tiles filled under half a round split, though their kernel ran K whole, and
 // so padded C for nothing where its rows don't start on 16 bytes: 380x300x250 x
 // 20 0.0566 ms against 0.0412, H100, docs/benchmarks.md, session 19.)
+//
+// PlanSplitsOn plans for a GPU that holds `slots` blocks of S at once.
 template <typename S>
-cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
+void PlanSplitsOn(const Batch& p, int64_t slots, int64_t* unsplit,
+                  int64_t* splits) {
   if constexpr (kWholeK<S>) {
     *unsplit = p.count;
     *splits = 1;
-    return cudaSuccess;
+    return;
   }
-  int64_t slots = 0;
-  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
   const int64_t tiles = CeilDiv(p.m, S::kBlockM) * CeilDiv(p.n, S::kBlockN);
   int64_t min_split_k = kMinSplitK;
   *unsplit = p.count == 1 ? 0 : WholeProblems(p, tiles, slots, &min_split_k);
@@ -268,6 +269,13 @@ cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
   } else {
     *splits = BatchSplitCount<S>(tiles * rest, p.k, slots, min_split_k);
   }
+}
+
+template <typename S>
+cudaError_t PlanSplits(const Batch& p, int64_t* unsplit, int64_t* splits) {
+  int64_t slots = 0;
+  if (cudaError_t error = WarpTiledSlots<S>(&slots)) return error;
+  PlanSplitsOn<S>(p, slots, unsplit, splits);
   return cudaSuccess;
 }
 
@@ -2012,25 +2020,40 @@ cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
 }
 
 // The modeled time of `count` m x k x n problems in tiles of shape S on a GPU
-// of `sms` SMs, where a block tile's multiply-add in that shape costs `cost`
-// and a block's way in and out as much as `overhead_k` more of K: the
-// busiest SM takes CeilDiv(tiles, sms) blocks, in whole rounds of
-// S::kMinBlocksPerSm and a last round of r more, which runs at speed[r - 1]
-// of a whole round's pace per block (fewer blocks share the SM's issue slots,
-// and some shapes plan K split for them).
+// of `sms` SMs, run as PlanSplitsOn plans them, where a block tile's
+// multiply-add in that shape costs `cost` and a block's way in and out as much
+// as `overhead_k` more of K (a split block's adds into C kSplitAddsK more
+// again, as BatchSplitCount counts them): the problems with K whole, then the
+// split ones' blocks, each set in rounds. A set's busiest SM takes
+// CeilDiv(blocks, sms) of them, in whole rounds of S::kMinBlocksPerSm and a
+// last round of r more, which runs at speed[r - 1] of a whole round's pace per
+// block (fewer blocks share the SM's issue slots).
 template <typename S, size_t kLastRounds>
 double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
                    double cost, int64_t overhead_k,
                    const std::array<double, kLastRounds>& speed) {
   static_assert(kLastRounds == S::kMinBlocksPerSm - 1);
-  const int64_t busiest = CeilDiv(Tiles<S>(m, n, count), sms);
-  const int64_t last = busiest % S::kMinBlocksPerSm;
-  const double rounds = static_cast<double>(busiest / S::kMinBlocksPerSm) +
-                        (last == 0 ? 0.0
-                                   : static_cast<double>(last) /
-                                         S::kMinBlocksPerSm / speed[last - 1]);
-  return cost * rounds * S::kMinBlocksPerSm * S::kBlockM * S::kBlockN *
-         static_cast<double>(RoundUp(k, S::kBlockK) + overhead_k);
+  constexpr int64_t kSplitAddsK = 32;
+  auto rounds = [&](int64_t blocks) {
+    const int64_t busiest = CeilDiv(blocks, sms);
+    const int64_t last = busiest % S::kMinBlocksPerSm;
+    return static_cast<double>(busiest / S::kMinBlocksPerSm) +
+           (last == 0 ? 0.0
+                      : static_cast<double>(last) / S::kMinBlocksPerSm /
+                            speed[last - 1]);
+  };
+  int64_t unsplit = 0, splits = 1;
+  PlanSplitsOn<S>(Batch{m, n, k, nullptr, 0, nullptr, 0, nullptr, 0, count},
+                  sms * S::kMinBlocksPerSm, &unsplit, &splits);
+  const int64_t tiles = Tiles<S>(m, n, 1);
+  double depth = rounds(tiles * unsplit) *
+                 static_cast<double>(RoundUp(k, S::kBlockK) + overhead_k);
+  if (splits > 1) {
+    depth +=
+        rounds(tiles * (count - unsplit) * splits) *
+        static_cast<double>(PartK<S>(k, splits) + overhead_k + kSplitAddsK);
+  }
+  return cost * S::kMinBlocksPerSm * S::kBlockM * S::kBlockN * depth;
 }
 
 // The batch p in warp-tiled blocks of the shape its sides take: the cost
@@ -2236,30 +2259,30 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // overhead and its speeds in a last round short of a whole one (128 x 64
 // tiles, which in that range never cost least, are left out). Else kAuto, and
 // the rules choose. All are tools/fit_tile_model.py's fit to every shape
-// forced on 360 random batches, measured on an H200 (docs/benchmarks.md,
-// sessions 62 and 63): seeds 81 and 82 of tools/random_batches.py and 86 and
-// 87 with --sides 700:1099 --tiles 100:400 (fewer problems, larger sides),
-// each --rows odd, a_odd and b_odd. Fitted on three of the seeds and tested on
-// the fourth: behind the best forced shape by 1.7%, 0.8%, 1.1% and 2.0%
-// (geometric means); session 62's model, whose last round took the square
-// root of its fill, with no overhead, fitted on seeds 81 and 82, by 3.3% and
-// 4.5% on 86 and 87. It put 128 x 128 tiles a round and a half deep
-// (791x749x895 x 8 0.2129 ms against 0.2230 in its 64 x 128 tiles) and 96 x 96
-// ones under half a round (1047x1091x1044 x 2 0.1265 against 0.1411 in its 64 x
-// 64 ones) behind. Against session 62's model on 180 fresh batches (seeds 88
-// and 89 as above, the two builds in one call): 55 picks changed, 4.9% ahead
-// (geometric mean), 34 over 2% ahead (1083x831x1016 x 2 0.1005 against 0.1240,
-// 858x852x997 x 5 0.2003 against 0.2357) and 3 over 2% behind (1061x984x549 x 4
-// 0.1477 against 0.1420); at or above cuBLAS's strided batch at 91 of 180
-// against 85. The sweep (kernels/bench/batched_sweep.txt): at or above cuBLAS
-// at 74 of 96 against 73, with 801^3 x 8 0.2246 against 0.2394 (cuBLAS 0.2306),
-// 577x300x577 x 40 0.2280 against 0.2346 and 449^3 x 50 0.2679 against 0.2732.
-// Where an operand's rows lie 2 past a multiple of 4 elements (on 8 bytes, in
-// pairs; the fit saw odd rows only), on 180 batches (seeds 91 and 92, --rows
-// pairs, a_pairs and b_pairs; session 64): 0.45% and 1.34% behind the best
-// forced shape, as near as on odd rows; a refit with those batches, or with
-// costs by each operand's copy width, came within 0.3% of these constants
-// crosswise either way, and was not taken.
+// forced on 768 random batches, measured on an H200 (docs/benchmarks.md,
+// sessions 62 to 64): tools/random_batches.py's seeds 81, 82, 88 and 91, and
+// 86, 87, 89 and 92 with --sides 700:1099 --tiles 100:400, each --rows odd,
+// a_odd and b_odd (91 and 92: pairs, a_pairs and b_pairs), and the 48 of seeds
+// 6301 and 6404 (M and N 1025-1100). Fitted on all of those lists but one and
+// tested on it (--crosswise): behind the best forced shape by 0.30%
+// (geometric mean, 721 batches in range), against 0.93% for session 63's
+// model, which ran every shape's problems as if none split K: 76% of its gap
+// lay in batches whose picked or best shape split K (PlanSplits runs a
+// batch's first problems with K whole and splits the rest). Its splits' adds
+// counted as 0 or 64 more of K, 0.42% and 0.38%; fitted by shape, 0.36%;
+// the split tails of the shapes that overlap them counted beside the whole
+// problems' last round, 0.47%. On 203 fresh batches (seeds 95 and 96 as 81
+// and 86, session 65), 0.57% and 0.35% behind the best forced shape against
+// 1.21% and 0.66% for session 63's model (one call, every shape forced),
+// 22 picks of 100 and 33 of 104 changed, at or above cuBLAS's strided batch
+// at 113 against 107. Its switches from two-warp to four-warp 64 x 64 tiles
+// lost, 5 of 5 by 1.4-5.9%, and so did two batches of the sweep
+// (kernels/bench/batched_sweep.txt, still 74 of 96 at or above cuBLAS), whose
+// M and N the random lists do not draw (1-4 and 1-16 past a multiple of 64):
+// 401^3 x 25 0.1277 ms against 0.1144 (four-warp tiles for two-warp ones)
+// and 449^3 x 12, whose whole 64s (448x449x448 x 12) took four-warp tiles for
+// 64 x 128 ones, a pick session 63's model made by 0.02%, 0.0855 against
+// 0.0797.
 BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
                              bool vector_a, bool vector_b, int64_t sms) {
   constexpr int64_t kMinModeledSide = 260;
@@ -2284,16 +2307,16 @@ BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
       least_time = time;
     }
   };
-  consider(WarpTiledSmall(), BatchTiles::kSmall, {1.0291, 1.0077, 1.0138}, 64,
-           std::array{0.4583, 0.7, 0.675, 0.8667, 0.8417});
-  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.1408, 1.1237, 1.1084},
-           32, std::array{0.625, 0.725, 0.9625});
-  consider(WarpTiledMid(), BatchTiles::kMid, {1.0411, 1.0278, 1.0457}, 96,
-           std::array{0.775, 0.925, 0.8625});
-  consider(WarpTiledWide(), BatchTiles::kWide, {1, 1, 1}, 64,
-           std::array{0.8667, 0.9167});
-  consider(WarpTiledBig(), BatchTiles::kBig, {0.9608, 0.9815, 0.9549}, 32,
-           std::array{0.975});
+  consider(WarpTiledSmall(), BatchTiles::kSmall, {0.9919, 0.9805, 0.9519}, 64,
+           std::array{0.5417, 1.0, 0.7, 0.9333, 0.8333});
+  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.1052, 1.0917, 1.0693},
+           32, std::array{1.0, 1.0, 0.9875});
+  consider(WarpTiledMid(), BatchTiles::kMid, {1.0793, 1.0543, 1.0697}, 32,
+           std::array{0.5, 0.575, 0.775});
+  consider(WarpTiledWide(), BatchTiles::kWide, {1, 1, 1}, 32,
+           std::array{0.7, 0.8667});
+  consider(WarpTiledBig(), BatchTiles::kBig, {0.9178, 0.9531, 0.9070}, 32,
+           std::array{0.95});
   return least;
 }
 

@@ -2,8 +2,8 @@
 """tools/fit_tile_model.py on a bench CSV written by hand: forced times that follow the model with
 known costs and overheads give those back (and leave the speeds where they start, which fit them
 already), batches outside ModeledBatchTiles' range are left out of the fit, --test counts the
-picks ahead of and behind the rules, and --crosswise tests each group of runs on a fit to the
-others.
+picks ahead of and behind the rules, --crosswise tests each group of runs on a fit to the others,
+and the modeled work follows PlanSplits' plan of whole and split problems.
 
 Usage: fit_tile_model_test.py --tool PATH/tools/fit_tile_model.py
 """
@@ -84,6 +84,23 @@ class FitTileModel(unittest.TestCase):
                                    "cuBLAS: rules 0, model 1; behind the best forced shape by "
                                    "0.00% (geometric mean)")
         self.assertEqual(len(lines), 9)
+
+    def test_models_the_plan_of_whole_problems_and_split_ones(self):
+        t = tool()
+        # 401^3 x 25 in four-warp 64 x 64 tiles (49 a problem, 528 slots on 132 SMs): two whole
+        # rounds of 21 problems, the other 4 split in 2 parts of 208 (K steps of 16).
+        self.assertEqual(t.plan_splits(401, 401, 401, 25, "quad_few", 132), (21, 2))
+        speeds = {key: 0.5 for key in t.last_rounds()}
+        overheads = dict.fromkeys(t.SHAPES, 32)
+        depth = 2 * (416 + 32) + 3 / 4 / 0.5 * (208 + 32 + 32)  # 1029 blocks, then 392
+        self.assertAlmostEqual(t.work(401, 401, 401, 25, "quad_few", 132, (speeds, overheads)),
+                               4 * 64 * 64 * depth)
+        # The two-warp tiles' last round is over half full: none split.
+        self.assertEqual(t.plan_splits(401, 401, 401, 25, "small", 132), (25, 1))
+        # 1000^3 x 2 in 64 x 128 tiles fills 65% of a round whole: every problem splits, in
+        # parts of at least 256 (SplitsWholeBatch); the 128 x 128 tiles never split.
+        self.assertEqual(t.plan_splits(1000, 1000, 1000, 2, "wide", 132), (0, 3))
+        self.assertEqual(t.plan_splits(1000, 1000, 1000, 2, "big", 132), (2, 1))
 
     def test_crosswise_tests_each_group_on_a_fit_to_the_others(self):
         # In one group the 128 x 128 tiles cost least, in the other most: a fit to either picks

@@ -3,8 +3,11 @@
 overheads and costs of ModeledBatchTiles (kernels/kernels.cu) to matserve-kernel-bench runs with
 --batched_tiles=all, and tests its picks on other runs.
 
-A shape S's modeled time is c(S) * rounds * blocks per SM * tile area * (K padded to S's step +
-overhead(S)). The rounds are the busiest SM's, which takes ceil(tiles / SMs) of S's blocks: q whole
+A shape S runs a batch as PlanSplits plans it (kernels.cu): its first problems with K whole, the
+rest, if any, with K split in parts. Its modeled time is c(S) * blocks per SM * tile area * (the
+whole problems' rounds * (K padded to S's step + overhead(S)) + the split blocks' rounds * (a part
+of K + overhead(S) + 32, the split blocks' adds into C, as BatchSplitCount counts them)). The
+rounds of a set of blocks are the busiest SM's, which takes ceil(blocks / SMs) of them: q whole
 rounds of blocks per SM and a last round of r more, which takes (r / blocks per SM) / speed(S, r)
 of a whole one. speed(S, r) is an SM's pace with r of S's blocks against its pace with all of
 them: from r / blocks per SM (r blocks take as long as a whole round) to 1 (as long as their share
@@ -20,8 +23,8 @@ matserve_batched is itself a build of the model). The bench's operands are packe
 on 16 bytes where K is a multiple of 4 and B's where N is. --crosswise fits on every group of
 runs (CSVs joined by commas, one seed's, say) but one, and prints how far the picks lie behind the
 best forced shape on the one left out, for each in turn: the check before fresh seeds. The speeds,
-overheads and costs in kernels.cu are this script's fit to run276's seeds 81 and 82 and run279's
-seeds 86 and 87 (docs/benchmarks.md, session 63; session 64 checked them crosswise).
+overheads and costs in kernels.cu are this script's --fit to the ten groups that docs/benchmarks.md,
+session 65, checks crosswise (runs 276-284: 768 batches, every shape forced).
 """
 
 import argparse
@@ -66,13 +69,80 @@ def initial_model():
             dict.fromkeys(SHAPES, 0))
 
 
+def round_up(a, b):
+    return ceil_div(a, b) * b
+
+
+# PlanSplits and the functions it calls (kernels.cu), for shapes whose kernels split K.
+MIN_SPLIT_K, MIN_BATCH_SPLIT_K, MAX_SPLIT_K, MOST_SPLITS = 64, 256, 4096, 64
+SPLIT_ADDS_K = 32  # a split block's adds into C, in elements of K (BatchSplitCount's kOverheadK)
+
+
+def rounds_fill(blocks, slots):
+    return blocks / (ceil_div(blocks, slots) * slots)
+
+
+def allowed_splits(k, min_split_k):
+    fewest = max(1, ceil_div(k, MAX_SPLIT_K))
+    return fewest, max(fewest, min(k // min_split_k, MOST_SPLITS))
+
+
+def split_count(tiles, k, slots, min_split_k):
+    fewest, most = allowed_splits(k, min_split_k)
+    fullest = fewest
+    for s in range(fewest, most + 1):
+        if rounds_fill(tiles * s, slots) >= 0.95:
+            return s
+        if rounds_fill(tiles * s, slots) > rounds_fill(tiles * fullest, slots):
+            fullest = s
+    return fullest
+
+
+def whole_problems(tiles, count, k, slots):
+    """(problems with K whole, the least part of K for the rest): UnsplitProblems, then
+    SplitsWholeBatch."""
+    full_rounds, last_round = divmod(tiles * count, slots)
+    unsplit = (count if full_rounds > 4 or 2 * last_round >= slots or k < 256 or 2 * tiles > slots
+               else full_rounds * slots // tiles)
+    if (unsplit > 0 and rounds_fill(tiles * unsplit, slots) < 0.75
+            and split_count(tiles * count, k, slots, MIN_BATCH_SPLIT_K) > 1):
+        return 0, MIN_BATCH_SPLIT_K
+    return unsplit, MIN_SPLIT_K
+
+
+def plan_splits(m, k, n, count, shape, sms):
+    """(problems with K whole, parts the others split K into) of a batch of count > 1."""
+    block_m, block_n, per_sm, step = SHAPES[shape]
+    if shape == "big":  # kWholeK
+        return count, 1
+    slots = sms * per_sm
+    tiles = ceil_div(m, block_m) * ceil_div(n, block_n)
+    unsplit, min_split_k = whole_problems(tiles, count, k, slots)
+    if unsplit == count:
+        return count, 1
+    fewest, most = allowed_splits(k, min_split_k)
+
+    def rounds_time(s):  # BatchSplitCount
+        part = round_up(ceil_div(k, s), step)
+        return ceil_div(tiles * (count - unsplit) * ceil_div(k, part), slots) * (part + 32)
+    return unsplit, min(range(fewest, most + 1), key=rounds_time)
+
+
 def work(m, k, n, count, shape, sms, model):
     speeds, overheads = model
     block_m, block_n, per_sm, step = SHAPES[shape]
-    busiest = ceil_div(ceil_div(m, block_m) * ceil_div(n, block_n) * count, sms)
-    whole, r = divmod(busiest, per_sm)
-    rounds = whole + (r / per_sm / speeds[(shape, r)] if r else 0)
-    return rounds * per_sm * block_m * block_n * (ceil_div(k, step) * step + overheads[shape])
+    tiles = ceil_div(m, block_m) * ceil_div(n, block_n)
+
+    def rounds(blocks):
+        whole, r = divmod(ceil_div(blocks, sms), per_sm)
+        return whole + (r / per_sm / speeds[(shape, r)] if r else 0)
+    unsplit, splits = plan_splits(m, k, n, count, shape, sms)
+    depth = rounds(tiles * unsplit) * (round_up(k, step) + overheads[shape])
+    if splits > 1:
+        part = round_up(ceil_div(k, splits), step)
+        depth += rounds(tiles * (count - unsplit) * splits) * (
+            part + overheads[shape] + SPLIT_ADDS_K)
+    return per_sm * block_m * block_n * depth
 
 
 def load(paths):
