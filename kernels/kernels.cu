@@ -2024,14 +2024,17 @@ cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
 // multiply-add in that shape costs `cost` and a block's way in and out as much
 // as `overhead_k` more of K (a split block's adds into C kSplitAddsK more
 // again, as BatchSplitCount counts them): the problems with K whole, then the
-// split ones' blocks, each set in rounds. A set's busiest SM takes
+// split ones' blocks, each set in rounds, times the shape's factor of a plan
+// that splits: split_factor[0] where whole problems come first, [1] where
+// every problem splits. A set's busiest SM takes
 // CeilDiv(blocks, sms) of them, in whole rounds of S::kMinBlocksPerSm and a
 // last round of r more, which runs at speed[r - 1] of a whole round's pace per
 // block (fewer blocks share the SM's issue slots).
 template <typename S, size_t kLastRounds>
 double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
                    double cost, int64_t overhead_k,
-                   const std::array<double, kLastRounds>& speed) {
+                   const std::array<double, kLastRounds>& speed,
+                   const std::array<double, 2>& split_factor) {
   static_assert(kLastRounds == S::kMinBlocksPerSm - 1);
   constexpr int64_t kSplitAddsK = 32;
   auto rounds = [&](int64_t blocks) {
@@ -2052,6 +2055,7 @@ double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
     depth +=
         rounds(tiles * (count - unsplit) * splits) *
         static_cast<double>(PartK<S>(k, splits) + overhead_k + kSplitAddsK);
+    depth *= split_factor[unsplit > 0 ? 0 : 1];
   }
   return cost * S::kMinBlocksPerSm * S::kBlockM * S::kBlockN * depth;
 }
@@ -2264,25 +2268,26 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // 86, 87, 89 and 92 with --sides 700:1099 --tiles 100:400, each --rows odd,
 // a_odd and b_odd (91 and 92: pairs, a_pairs and b_pairs), and the 48 of seeds
 // 6301 and 6404 (M and N 1025-1100). Fitted on all of those lists but one and
-// tested on it (--crosswise): behind the best forced shape by 0.30%
+// tested on it (--crosswise): behind the best forced shape by 0.33%
 // (geometric mean, 721 batches in range), against 0.93% for session 63's
 // model, which ran every shape's problems as if none split K: 76% of its gap
 // lay in batches whose picked or best shape split K (PlanSplits runs a
-// batch's first problems with K whole and splits the rest). Its splits' adds
-// counted as 0 or 64 more of K, 0.42% and 0.38%; fitted by shape, 0.36%;
-// the split tails of the shapes that overlap them counted beside the whole
-// problems' last round, 0.47%. On 203 fresh batches (seeds 95 and 96 as 81
-// and 86, session 65), 0.57% and 0.35% behind the best forced shape against
-// 1.21% and 0.66% for session 63's model (one call, every shape forced),
-// 22 picks of 100 and 33 of 104 changed, at or above cuBLAS's strided batch
-// at 113 against 107. Its switches from two-warp to four-warp 64 x 64 tiles
-// lost, 5 of 5 by 1.4-5.9%, and so did two batches of the sweep
-// (kernels/bench/batched_sweep.txt, still 74 of 96 at or above cuBLAS), whose
-// M and N the random lists do not draw (1-4 and 1-16 past a multiple of 64):
-// 401^3 x 25 0.1277 ms against 0.1144 (four-warp tiles for two-warp ones)
-// and 449^3 x 12, whose whole 64s (448x449x448 x 12) took four-warp tiles for
-// 64 x 128 ones, a pick session 63's model made by 0.02%, 0.0855 against
-// 0.0797.
+// batch's first problems with K whole and splits the rest). Without the
+// factors of plans that split, 0.30%, but 0.41% against 0.34% on the fresh
+// batches below, and it took four-warp 64 x 64 tiles where two-warp ones ran
+// faster (401^3 x 25 0.1277 ms against 0.1144; the factors give four-warp
+// split tails 2.5% more, and plans that split every problem 2-8% less). Its
+// splits' adds counted as 0 or 64 more of K, 0.42% and 0.38%; fitted by
+// shape, 0.36%; the split tails of the shapes that overlap them counted beside
+// the whole problems' last round, 0.47%. On 204 fresh batches (seeds 95 and 96
+// as 81 and 86, every shape forced in one call, session 65): 0.42% and 0.35%
+// behind the best forced shape against 1.21% and 0.66% for session 63's
+// model; 57 picks changed, 1.9% ahead (geometric mean), 22 over 2% ahead and
+// 10 over 2% behind (at most 7.9%). The sweep (kernels/bench/batched_sweep.txt)
+// moved one row over 2%, behind: 449^3 x 12, whose whole 64s (448x449x448 x
+// 12, M and N as no random list draws them) take four-warp tiles with K split
+// in the last two problems for 64 x 128 ones, a pick session 63's model made
+// by 0.02%, 0.0854 against 0.0795.
 BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
                              bool vector_a, bool vector_b, int64_t sms) {
   constexpr int64_t kMinModeledSide = 260;
@@ -2299,24 +2304,25 @@ BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
   BatchTiles least = BatchTiles::kAuto;
   double least_time = 0;
   auto consider = [&](auto shape, BatchTiles tiles, std::array<double, 3> cost,
-                      int64_t overhead_k, const auto& speed) {
+                      int64_t overhead_k, const auto& speed,
+                      std::array<double, 2> split_factor) {
     const double time = ModeledTime<decltype(shape)>(
-        m, n, k, count, sms, cost[off], overhead_k, speed);
+        m, n, k, count, sms, cost[off], overhead_k, speed, split_factor);
     if (least == BatchTiles::kAuto || time < least_time) {
       least = tiles;
       least_time = time;
     }
   };
-  consider(WarpTiledSmall(), BatchTiles::kSmall, {0.9919, 0.9805, 0.9519}, 64,
-           std::array{0.5417, 1.0, 0.7, 0.9333, 0.8333});
-  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.1052, 1.0917, 1.0693},
-           32, std::array{1.0, 1.0, 0.9875});
-  consider(WarpTiledMid(), BatchTiles::kMid, {1.0793, 1.0543, 1.0697}, 32,
-           std::array{0.5, 0.575, 0.775});
+  consider(WarpTiledSmall(), BatchTiles::kSmall, {0.9868, 0.9759, 0.9517}, 64,
+           std::array{0.5417, 1.0, 0.7, 0.9333, 0.8333}, {0.9995, 0.9535});
+  consider(WarpTiledQuadFew(), BatchTiles::kQuadFew, {1.0964, 1.0807, 1.0587},
+           32, std::array{1.0, 1.0, 0.9875}, {1.0250, 0.9764});
+  consider(WarpTiledMid(), BatchTiles::kMid, {1.0751, 1.0517, 1.0704}, 32,
+           std::array{0.5, 0.575, 0.775}, {1.0038, 0.9236});
   consider(WarpTiledWide(), BatchTiles::kWide, {1, 1, 1}, 32,
-           std::array{0.7, 0.8667});
-  consider(WarpTiledBig(), BatchTiles::kBig, {0.9178, 0.9531, 0.9070}, 32,
-           std::array{0.95});
+           std::array{0.7, 0.8667}, {0.9864, 0.9364});
+  consider(WarpTiledBig(), BatchTiles::kBig, {0.9123, 0.9470, 0.9030}, 32,
+           std::array{0.95}, {1, 1});
   return least;
 }
 

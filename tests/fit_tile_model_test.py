@@ -44,8 +44,8 @@ def row(batch, impl, ms):
 
 
 def table(tool, costs=COSTS):
-    speeds, _ = tool.initial_model()
-    model = (speeds, OVERHEADS)
+    speeds, _, _ = tool.initial_model()
+    model = (speeds, OVERHEADS, {})
     lines = []
     for batch, rules_over_pick in IN_RANGE.items():
         times = {shape: cost * SCALE * tool.work(*batch, shape, 132, model)
@@ -77,13 +77,20 @@ class FitTileModel(unittest.TestCase):
             "mid 96 0.5000 0.7071 0.8660",
             "wide 0 0.5774 0.8165",
             "big 128 0.7071"])
-        self.assertEqual(lines[6], "off 16 bytes small quad_few mid wide big")
-        self.assertEqual(lines[7], "both 1.0500 1.1000 1.2000 1.0000 0.9000")
-        self.assertEqual(lines[8], "in range: 3 batches; the model against the rules: geometric "
+        # Under 10 batches of a plan that splits: no factor fitted.
+        self.assertEqual(lines[6:11], [
+            "plans that split tail all",
+            "small 1.0000 1.0000",
+            "quad_few 1.0000 1.0000",
+            "mid 1.0000 1.0000",
+            "wide 1.0000 1.0000"])
+        self.assertEqual(lines[11], "off 16 bytes small quad_few mid wide big")
+        self.assertEqual(lines[12], "both 1.0500 1.1000 1.2000 1.0000 0.9000")
+        self.assertEqual(lines[13], "in range: 3 batches; the model against the rules: geometric "
                                    "mean 0.9967, over 2% ahead 1, over 2% behind 1; at or above "
                                    "cuBLAS: rules 0, model 1; behind the best forced shape by "
                                    "0.00% (geometric mean)")
-        self.assertEqual(len(lines), 9)
+        self.assertEqual(len(lines), 14)
 
     def test_models_the_plan_of_whole_problems_and_split_ones(self):
         t = tool()
@@ -93,8 +100,10 @@ class FitTileModel(unittest.TestCase):
         speeds = {key: 0.5 for key in t.last_rounds()}
         overheads = dict.fromkeys(t.SHAPES, 32)
         depth = 2 * (416 + 32) + 3 / 4 / 0.5 * (208 + 32 + 32)  # 1029 blocks, then 392
-        self.assertAlmostEqual(t.work(401, 401, 401, 25, "quad_few", 132, (speeds, overheads)),
-                               4 * 64 * 64 * depth)
+        factors = {("quad_few", "tail"): 1.5, ("quad_few", "all"): 3.0}
+        self.assertAlmostEqual(
+            t.work(401, 401, 401, 25, "quad_few", 132, (speeds, overheads, factors)),
+            1.5 * 4 * 64 * 64 * depth)
         # The two-warp tiles' last round is over half full: none split.
         self.assertEqual(t.plan_splits(401, 401, 401, 25, "small", 132), (25, 1))
         # 1000^3 x 2 in 64 x 128 tiles fills 65% of a round whole: every problem splits, in

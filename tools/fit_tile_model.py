@@ -6,7 +6,8 @@ overheads and costs of ModeledBatchTiles (kernels/kernels.cu) to matserve-kernel
 A shape S runs a batch as PlanSplits plans it (kernels.cu): its first problems with K whole, the
 rest, if any, with K split in parts. Its modeled time is c(S) * blocks per SM * tile area * (the
 whole problems' rounds * (K padded to S's step + overhead(S)) + the split blocks' rounds * (a part
-of K + overhead(S) + 32, the split blocks' adds into C, as BatchSplitCount counts them)). The
+of K + overhead(S) + 32, the split blocks' adds into C, as BatchSplitCount counts them)), times
+a factor of S's plans that split: a tail after whole problems, or every problem split. The
 rounds of a set of blocks are the busiest SM's, which takes ceil(blocks / SMs) of them: q whole
 rounds of blocks per SM and a last round of r more, which takes (r / blocks per SM) / speed(S, r)
 of a whole one. speed(S, r) is an SM's pace with r of S's blocks against its pace with all of
@@ -14,7 +15,9 @@ them: from r / blocks per SM (r blocks take as long as a whole round) to 1 (as l
 of one). overhead(S) is a block's fixed cost (its way in and out) in elements of K. Both are fitted
 in two passes, each in turn over a grid (the overheads 0 to 256 in steps of 32, each speed from
 its low end to 1), to the least spread of log(measured time / modeled work) within each class and
-shape, starting from no overhead and speeds sqrt(r / blocks per SM); then c(S) per class of
+shape, starting from no overhead and speeds sqrt(r / blocks per SM); then each factor, as exp of
+the median of log(measured time / modeled work) over S's batches of that plan less its median over
+S's whole plans (where at least 10 batches have that plan; else 1); then c(S) per class of
 operands off 16 bytes (both, A alone, B alone), as the median of measured time over modeled work,
 relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks the shape of least
 modeled time for each batch in range and compares its forced row (tiles_NAME) with the rules'
@@ -63,10 +66,14 @@ def last_rounds():
     return [(shape, r) for shape, (_, _, per_sm, _) in SHAPES.items() for r in range(1, per_sm)]
 
 
+PLANS = ("tail", "all")  # a split tail after whole problems; every problem split
+MIN_PLAN_BATCHES = 10  # the least batches of a shape and plan that fit its factor
+
+
 def initial_model():
-    """{(shape, r): speed} and {shape: overhead} before the fit."""
+    """{(shape, r): speed}, {shape: overhead} and {(shape, plan): factor} before the fit."""
     return ({(shape, r): math.sqrt(r / SHAPES[shape][2]) for shape, r in last_rounds()},
-            dict.fromkeys(SHAPES, 0))
+            dict.fromkeys(SHAPES, 0), {})
 
 
 def round_up(a, b):
@@ -128,8 +135,12 @@ def plan_splits(m, k, n, count, shape, sms):
     return unsplit, min(range(fewest, most + 1), key=rounds_time)
 
 
+def plan_kind(unsplit, splits):
+    return "whole" if splits == 1 else "all" if unsplit == 0 else "tail"
+
+
 def work(m, k, n, count, shape, sms, model):
-    speeds, overheads = model
+    speeds, overheads, factors = model
     block_m, block_n, per_sm, step = SHAPES[shape]
     tiles = ceil_div(m, block_m) * ceil_div(n, block_n)
 
@@ -142,7 +153,8 @@ def work(m, k, n, count, shape, sms, model):
         part = round_up(ceil_div(k, splits), step)
         depth += rounds(tiles * (count - unsplit) * splits) * (
             part + overheads[shape] + SPLIT_ADDS_K)
-    return per_sm * block_m * block_n * depth
+    factor = factors.get((shape, plan_kind(unsplit, splits)), 1.0)
+    return factor * per_sm * block_m * block_n * depth
 
 
 def load(paths):
@@ -196,9 +208,9 @@ def fit_grid(batches, sms, model, table, key, values):
 
 
 def fit(batches, sms, passes=2):
-    """The fitted (speeds, overheads) and {(class, shape): cost}."""
+    """The fitted (speeds, overheads, factors) and {(class, shape): cost}."""
     model = initial_model()
-    speeds, overheads = model
+    speeds, overheads, factors = model
     for _ in range(passes):
         for shape in SHAPES:
             fit_grid(batches, sms, model, overheads, shape, OVERHEADS)
@@ -206,6 +218,18 @@ def fit(batches, sms, passes=2):
             low = r / SHAPES[shape][2]
             fit_grid(batches, sms, model, speeds, (shape, r),
                      [low + (1 - low) * i / GRID for i in range(GRID + 1)])
+    by_plan = {}
+    for (m, k, n, count), times in batches.items():
+        if in_range(m, k, n, count, sms):
+            for shape in SHAPES:
+                if shape in times:
+                    plan = plan_kind(*plan_splits(m, k, n, count, shape, sms))
+                    by_plan.setdefault((shape, plan), []).append(
+                        math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    for (shape, plan), logs in by_plan.items():
+        if plan != "whole" and (shape, "whole") in by_plan and len(logs) >= MIN_PLAN_BATCHES:
+            factors[(shape, plan)] = math.exp(statistics.median(logs) -
+                                              statistics.median(by_plan[(shape, "whole")]))
     logs = log_ratios(batches, sms, model)
     costs = {}
     for cls in CLASSES:
@@ -290,11 +314,16 @@ def main():
         crosswise(args.crosswise, args.sms)
         return
     model, costs = fit(load(args.fit), args.sms)
-    speeds, overheads = model
+    speeds, overheads, factors = model
     print("overhead, then the speed of a last round of r blocks")
     for shape, (_, _, per_sm, _) in SHAPES.items():
         print(f"{shape:<12} {overheads[shape]:8d} " +
               " ".join(f"{speeds[(shape, r)]:8.4f}" for r in range(1, per_sm)))
+    print("plans that split " + " ".join(f"{plan:>8}" for plan in PLANS))
+    for shape in SHAPES:
+        if shape != "big":
+            print(f"{shape:<16} " + " ".join(f"{factors.get((shape, plan), 1.0):8.4f}"
+                                             for plan in PLANS))
     print("off 16 bytes " + " ".join(f"{shape:>8}" for shape in SHAPES))
     for cls in CLASSES:
         if (cls, "wide") in costs:
