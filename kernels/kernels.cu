@@ -2285,9 +2285,9 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // model; 57 picks changed, 1.9% ahead (geometric mean), 22 over 2% ahead and
 // 10 over 2% behind (at most 7.9%). The sweep (kernels/bench/batched_sweep.txt)
 // moved one row over 2%, behind: 449^3 x 12, whose whole 64s (448x449x448 x
-// 12, M and N as no random list draws them) take four-warp tiles with K split
-// in the last two problems for 64 x 128 ones, a pick session 63's model made
-// by 0.02%, 0.0854 against 0.0795.
+// 12, cut by SgemmBatchEdges, which cuts no batch of the random lists) take
+// four-warp tiles with K split in the last two problems for 64 x 128 ones, a
+// pick session 63's model made by 0.02%, 0.0854 against 0.0795.
 BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
                              bool vector_a, bool vector_b, int64_t sms) {
   constexpr int64_t kMinModeledSide = 260;
