@@ -2,7 +2,7 @@
 """tools/random_batches.py: the same seed gives the same list, another seed another; every batch
 keeps to its sides, its rows' alignment (both odd, both 2 past a multiple of 4, both on 16 bytes,
 or one on 16 bytes and the other odd or 2 past), its edges and its count of 128 x 128 tiles, by
-default and with --sides and --tiles.
+default and with --sides, --tiles and --edges cut.
 
 Usage: random_batches_test.py --tool PATH/tools/random_batches.py
 """
@@ -43,6 +43,9 @@ class RandomBatches(unittest.TestCase):
     def test_other_sides_and_tiles_keep_to_theirs(self):
         self.check_bounds((701, 1099), (100, 400), "--sides", "701:1099", "--tiles", "100:400")
 
+    def test_cut_edges_keep_to_theirs(self):
+        self.check_bounds((260, 1100), (100, 1100), "--edges", "cut")
+
     def check_bounds(self, sides, all_tiles, *flags):
         # K and N mod 4: 1 stands for odd (1 or 3).
         residues = {"odd": (1, 1), "vector": (0, 0), "a_odd": (1, 0), "b_odd": (0, 1),
@@ -54,7 +57,10 @@ class RandomBatches(unittest.TestCase):
                 for side, side_residue in zip((k, n), residue):
                     got = side % 2 if side_residue == 1 else side % 4
                     self.assertEqual(got, side_residue, (rows, k, n))
-                self.assertFalse(1 <= m % 64 <= 4 or 1 <= n % 64 <= 16, (m, n))
+                if "cut" in flags:
+                    self.assertTrue(1 <= m % 64 <= 4 and n % 64 <= 4, (m, n))
+                else:
+                    self.assertFalse(1 <= m % 64 <= 4 or 1 <= n % 64 <= 16, (m, n))
                 tiles = math.ceil(m / 128) * math.ceil(n / 128)
                 self.assertGreaterEqual(count, 2)
                 self.assertGreaterEqual(count * tiles, all_tiles[0] - tiles / 2)

@@ -12,8 +12,10 @@ alone is off 16 bytes). With --rows pairs, a_pairs and b_pairs, those sides lie 
 of 4 in place of odd: rows on 8 bytes, which most warp-tiled kernels copy in pairs (kPairsOfA and
 kPairsOfB in kernels/launch.h). A seed's odd and vector lists stay as they were before the others
 came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules cut a batch's edges into
-strips (SgemmBatchEdges). Each batch's count gives it 100 to 1100 tiles of 128 x 128, 0.4 to 4
-rounds of them two to an SM on a GPU of 132 SMs. --sides LOW:HIGH and --tiles LOW:HIGH draw from
+strips (SgemmBatchEdges); with --edges cut, M lies 1-4 past and N at most 4 past, so that the rules
+cut them (where the whole 64s fill a round) and run the whole 64s as a batch of their own, which
+forced rows (--batched_tiles) never do. Each batch's count gives it 100 to 1100 tiles of 128 x
+128, 0.4 to 4 rounds of them two to an SM on a GPU of 132 SMs. --sides LOW:HIGH and --tiles LOW:HIGH draw from
 other ranges (a corner of a model's range, say); the defaults draw as before they came.
 docs/benchmarks.md, session 56, tested its rule on the 40 of --seed 57 and the 46 of --seed 58;
 session 64 the cost model on --seed 91 and 92 with --rows pairs, a_pairs and b_pairs.
@@ -44,7 +46,7 @@ ROWS = {"odd": (odd, odd), "vector": (vector, vector), "a_odd": (odd, vector),
         "b_pairs": (vector, pairs)}
 
 
-def batches(seed, count, rows, sides=SIDES, all_tiles=TILES):
+def batches(seed, count, rows, sides=SIDES, all_tiles=TILES, edges="whole"):
     generator = random.Random(seed)
     draw_k, draw_n = ROWS[rows]
     result = []
@@ -52,7 +54,11 @@ def batches(seed, count, rows, sides=SIDES, all_tiles=TILES):
         m = generator.randrange(sides[0], sides[1] + 1)
         k = draw_k(generator, sides)
         n = draw_n(generator, sides)
-        if 1 <= m % 64 <= 4 or 1 <= n % 64 <= 16:
+        if edges == "cut":
+            keep = 1 <= m % 64 <= 4 and n % 64 <= 4
+        else:  # none that SgemmBatchEdges might cut
+            keep = not (1 <= m % 64 <= 4 or 1 <= n % 64 <= 16)
+        if not keep:
             continue
         tiles = math.ceil(m / 128) * math.ceil(n / 128)
         problems = max(2, round(generator.uniform(*all_tiles) / tiles))
@@ -75,9 +81,12 @@ def main():
     parser.add_argument("--sides", type=span, default=SIDES, help="LOW:HIGH of M, K and N")
     parser.add_argument("--tiles", type=span, default=TILES,
                         help="LOW:HIGH of a batch's 128 x 128 tiles (its count at least 2)")
+    parser.add_argument("--edges", choices=("whole", "cut"), default="whole",
+                        help="cut: M 1-4 past a multiple of 64 and N at most 4 past, whose edges "
+                             "the rules cut into strips")
     args = parser.parse_args()
-    print(",".join("x".join(map(str, batch))
-                   for batch in batches(args.seed, args.count, args.rows, args.sides, args.tiles)))
+    print(",".join("x".join(map(str, batch)) for batch in batches(
+        args.seed, args.count, args.rows, args.sides, args.tiles, args.edges)))
 
 
 if __name__ == "__main__":
