@@ -2024,12 +2024,12 @@ cudaError_t SgemmBatchTiledAs(const Batch& p, BatchTiles tiles,
 // multiply-add in that shape costs `cost` and a block's way in and out as much
 // as `overhead_k` more of K (a split block's adds into C kSplitAddsK more
 // again, as BatchSplitCount counts them): the problems with K whole, then the
-// split ones' blocks, each set in rounds, times the shape's factor of a plan
-// that splits: split_factor[0] where whole problems come first, [1] where
-// every problem splits. A set's busiest SM takes
+// split ones' blocks, each set in rounds. A set's busiest SM takes
 // CeilDiv(blocks, sms) of them, in whole rounds of S::kMinBlocksPerSm and a
 // last round of r more, which runs at speed[r - 1] of a whole round's pace per
-// block (fewer blocks share the SM's issue slots).
+// block (fewer blocks share the SM's issue slots). A plan that splits takes
+// the shape's split_factor[0] where whole problems come first, [1] where every
+// problem splits.
 template <typename S, size_t kLastRounds>
 double ModeledTime(int64_t m, int64_t n, int64_t k, int64_t count, int64_t sms,
                    double cost, int64_t overhead_k,
