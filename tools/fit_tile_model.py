@@ -131,7 +131,8 @@ def plan_splits(m, k, n, count, shape, sms):
 
     def rounds_time(s):  # BatchSplitCount
         part = round_up(ceil_div(k, s), step)
-        return ceil_div(tiles * (count - unsplit) * ceil_div(k, part), slots) * (part + SPLIT_ADDS_K)
+        rounds = ceil_div(tiles * (count - unsplit) * ceil_div(k, part), slots)
+        return rounds * (part + SPLIT_ADDS_K)
     return unsplit, min(range(fewest, most + 1), key=rounds_time)
 
 
