@@ -87,9 +87,11 @@ BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
 // for the problems of that round, as Sgemm does (zeroing their C on `stream`
 // first; their results are then not bit-identical from run to run). Any
 // sizes >= 1; same error contract as Sgemm.
-// With `tiles` other than kAuto, the whole batch takes that one warp-tiled
-// shape, K split as that shape plans alone: for benchmarks that weigh the
-// rules against the shapes they choose among.
+// With `tiles` other than kAuto, the batch takes that one warp-tiled shape, K
+// split as that shape plans alone: the whole batch, or, where the rules cut
+// its edges into strips (SgemmBatchEdges in kernels.cu), its whole 64s, the
+// strips run as the rules run them. For benchmarks that weigh the rules
+// against the shapes they choose among.
 cudaError_t SgemmStridedBatched(int64_t m, int64_t n, int64_t k, const float* a,
                                 int64_t stride_a, const float* b,
                                 int64_t stride_b, float* c, int64_t stride_c,

@@ -460,6 +460,19 @@ TEST_F(GpuTest, ForcedBatchTilesMatchTheReference) {
   }
 }
 
+// Each warp-tiled shape forced on batches whose edges the rules cut into
+// strips (M 2 past a multiple of 64 and N 1 and 3 past; their whole 64s fill
+// a round of 128 x 128 tiles on an H200's 132 SMs): the shape takes the whole
+// 64s, the strips the rest of C.
+TEST_F(GpuTest, ForcedBatchTilesOnCutEdgesMatchTheReference) {
+  std::mt19937_64 rng = matserve::testing::FreshRng();
+  for (kernels::BatchTiles tiles : kernels::kBatchTiles) {
+    SCOPED_TRACE(kernels::BatchTilesName(tiles));
+    ExpectBatchMatches({130, 67, 129}, 100, 0, 0, 0, 0, rng, tiles);
+    ExpectBatchMatches({258, 131, 323}, 17, 5, 0, 0, 0, rng, tiles);
+  }
+}
+
 // One-tile problems (up to 64 x 64) not all on 16 bytes stream through
 // persistent blocks: more problems than an H200 holds blocks (528), so blocks
 // take several, with 16-byte copies of A only, and element-wise with a

@@ -28,7 +28,7 @@ IN_RANGE = {(301, 501, 701, 20): 1.1, (777, 333, 555, 9): 0.9, (1001, 261, 263, 
 # of 132 and over four rounds of two per SM. Their forced times are off the model tenfold, and
 # outnumber the batches in range, so that the medians would move were they fitted.
 OUT_OF_RANGE = [(1001, 301, 1001, 1), (259, 301, 1001, 40), (1101, 301, 385, 20),
-                (512, 301, 385, 6), (512, 301, 385, 67)]
+                (512, 301, 383, 8), (512, 301, 383, 89)]
 
 
 def tool():
@@ -110,6 +110,24 @@ class FitTileModel(unittest.TestCase):
         # parts of at least 256 (SplitsWholeBatch); the 128 x 128 tiles never split.
         self.assertEqual(t.plan_splits(1000, 1000, 1000, 2, "wide", 132), (0, 3))
         self.assertEqual(t.plan_splits(1000, 1000, 1000, 2, "big", 132), (2, 1))
+
+    def test_sees_the_whole_64s_where_the_rules_cut_the_edges(self):
+        t = tool()
+        # 449^3 x 12: one row and one column past 448, cut; the whole 64s fill 192 tiles.
+        self.assertEqual(t.modeled_sides(449, 449, 449, 12, 132), (448, 448))
+        # 10 and 13 columns past: cut where the whole 64s' 64-wide tiles pad C less.
+        self.assertEqual(t.modeled_sides(449, 301, 458, 12, 132), (448, 448))
+        self.assertEqual(t.modeled_sides(320, 301, 333, 40, 132), (320, 333))
+        # 72 tiles of the whole 64s fill under 75% of 132 SMs: whole.
+        self.assertEqual(t.modeled_sides(512, 301, 385, 6, 132), (512, 385))
+        # 1072 tiles whole (over four rounds), 804 cut: the model takes the whole 64s.
+        self.assertTrue(t.in_range(512, 301, 385, 67, 132))
+        self.assertFalse(t.in_range(512, 301, 383, 89, 132))
+        # SgemmBatch pads both operands of 1025x1001x1025 x 14 (out of range whole, 512.5
+        # multiply-adds per element copied), which then lie on 16 bytes: out of range cut too.
+        self.assertEqual(t.modeled_sides(1025, 1001, 1025, 14, 132), (1025, 1025))
+        self.assertFalse(t.in_range(1025, 1001, 1025, 14, 132))
+        self.assertTrue(t.in_range(1025, 1001, 1025, 13, 132))
 
     def test_crosswise_tests_each_group_on_a_fit_to_the_others(self):
         # In one group the 128 x 128 tiles cost least, in the other most: a fit to either picks

@@ -23,7 +23,10 @@ relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks 
 modeled time for each batch in range and compares its forced row (tiles_NAME) with the rules'
 (matserve_batched) of the same run, and with the best forced row (the measure that stands where
 matserve_batched is itself a build of the model). The bench's operands are packed, so A's rows lie
-on 16 bytes where K is a multiple of 4 and B's where N is. --crosswise fits on every group of
+on 16 bytes where K is a multiple of 4 and B's where N is. A batch whose edges the rules cut into
+strips (SgemmBatchEdges) is modeled and picked for by its whole 64s, as ModeledBatchTiles sees it,
+and its forced rows force the whole 64s' shape; it is tested, not fitted, as its times hold the
+strips'. --crosswise fits on every group of
 runs (CSVs joined by commas, one seed's, say) but one, and prints how far the picks lie behind the
 best forced shape on the one left out, for each in turn: the check before fresh seeds. The speeds,
 overheads and costs in kernels.cu are this script's --fit to the ten groups that docs/benchmarks.md,
@@ -55,10 +58,40 @@ def operands_off(k, n):
 
 
 def in_range(m, k, n, count, sms):
-    """ModeledBatchTiles' range."""
+    """ModeledBatchTiles' range, for the batch as it sees it (m, k, n the sides, n B's pitch)."""
+    off = operands_off(k, n) is not None
+    m, n = modeled_sides(m, k, n, count, sms)
+    return model_takes(m, k, n, count, off, sms)
+
+
+def model_takes(m, k, n, count, off, sms):
     big = ceil_div(m, 128) * ceil_div(n, 128) * count
-    return (count > 1 and operands_off(k, n) is not None and sms <= big <= MAX_ROUNDS * 2 * sms
+    return (count > 1 and off and sms <= big <= MAX_ROUNDS * 2 * sms
             and MIN_SIDE <= min(m, n, k) and max(m, n, k) <= MAX_SIDE)
+
+
+EDGE_TILE, MAX_EDGE, MAX_WIDE_EDGE, MIN_FILL = 64, 4, 16, 0.75  # SgemmBatchEdges, InnerFills
+
+
+def wide_padded_area(m, n):
+    return min(round_up(m, 64) * round_up(n, 128), round_up(m, 128) * round_up(n, 64))
+
+
+def modeled_sides(m, k, n, count, sms):
+    """(M, N) of the batch that ModeledBatchTiles sees: the whole 64s where SgemmBatch pads
+    neither operand and SgemmBatchEdges cuts the edges into strips, else the batch's own. (Only
+    batches with an operand off 16 bytes are mirrored: InnerFills counts whole tiles.)"""
+    rows, cols = m % EDGE_TILE, n % EDGE_TILE
+    inner_m, inner_n = m - rows, n - cols
+    macs = m * n * k * count
+    padded = (operands_off(k, n) == "both" and count > 1 and macs >= 2 ** 32
+              and macs >= 512 * count * k * (m + n) and not model_takes(m, k, n, count, True, sms))
+    cut_cols = cols <= MAX_EDGE or (cols <= MAX_WIDE_EDGE and wide_padded_area(inner_m, inner_n)
+                                    < wide_padded_area(m, n))
+    cut = (not padded and count > 1 and min(inner_m, inner_n) >= 128 and rows <= MAX_EDGE
+           and cut_cols and rows + cols > 0
+           and ceil_div(inner_m, 128) * ceil_div(inner_n, 128) * count >= MIN_FILL * sms)
+    return (inner_m, inner_n) if cut else (m, n)
 
 
 def last_rounds():
@@ -178,15 +211,21 @@ def load(paths):
     return batches
 
 
+def fitted(batches, sms):
+    """The batches in range that the rules run whole, as (batch, times): a cut batch's time
+    holds its strips', which the model leaves out."""
+    return [(batch, times) for batch, times in batches.items() if in_range(*batch, sms)
+            and modeled_sides(*batch, sms) == (batch[0], batch[2])]
+
+
 def log_ratios(batches, sms, model):
-    """{(class, shape): [log(measured / modeled work)]} over the batches in range."""
+    """{(class, shape): [log(measured / modeled work)]} over the batches fitted."""
     logs = {}
-    for (m, k, n, count), times in batches.items():
-        if in_range(m, k, n, count, sms):
-            for shape in SHAPES:
-                if shape in times:
-                    logs.setdefault((operands_off(k, n), shape), []).append(
-                        math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    for (m, k, n, count), times in fitted(batches, sms):
+        for shape in SHAPES:
+            if shape in times:
+                logs.setdefault((operands_off(k, n), shape), []).append(
+                    math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
     return logs
 
 
@@ -220,13 +259,12 @@ def fit(batches, sms, passes=2):
             fit_grid(batches, sms, model, speeds, (shape, r),
                      [low + (1 - low) * i / GRID for i in range(GRID + 1)])
     by_plan = {}
-    for (m, k, n, count), times in batches.items():
-        if in_range(m, k, n, count, sms):
-            for shape in SHAPES:
-                if shape in times:
-                    plan = plan_kind(*plan_splits(m, k, n, count, shape, sms))
-                    by_plan.setdefault((shape, plan), []).append(
-                        math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    for (m, k, n, count), times in fitted(batches, sms):
+        for shape in SHAPES:
+            if shape in times:
+                plan = plan_kind(*plan_splits(m, k, n, count, shape, sms))
+                by_plan.setdefault((shape, plan), []).append(
+                    math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
     for (shape, plan), logs in by_plan.items():
         if plan != "whole" and (shape, "whole") in by_plan and len(logs) >= MIN_PLAN_BATCHES:
             factors[(shape, plan)] = math.exp(statistics.median(logs) -
@@ -242,7 +280,9 @@ def fit(batches, sms, passes=2):
 
 
 def pick(model, costs, m, k, n, count, sms):
+    """The shape of least modeled time for the batch that ModeledBatchTiles sees."""
     cls = operands_off(k, n)
+    m, n = modeled_sides(m, k, n, count, sms)
     return min(SHAPES,
                key=lambda shape: costs[(cls, shape)] * work(m, k, n, count, shape, sms, model))
 

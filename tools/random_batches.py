@@ -13,11 +13,11 @@ of 4 in place of odd: rows on 8 bytes, which most warp-tiled kernels copy in pai
 kPairsOfB in kernels/launch.h). A seed's odd and vector lists stay as they were before the others
 came. M lies off 1-4 past a multiple of 64 and N off 1-16, where the rules cut a batch's edges into
 strips (SgemmBatchEdges); with --edges cut, M lies 1-4 past and N at most 4 past, so that the rules
-cut them (where the whole 64s fill a round) and run the whole 64s as a batch of their own, which
-forced rows (--batched_tiles) never do. Each batch's count gives it 100 to 1100 tiles of 128 x
-128, 0.4 to 4 rounds of them two to an SM on a GPU of 132 SMs. --sides LOW:HIGH and --tiles
-LOW:HIGH draw from other ranges (a corner of a model's range, say); the defaults draw as before
-they came.
+cut them (where the whole 64s fill a round) and run the whole 64s as a batch of their own, in the
+shape the model picks for them or, in forced rows (--batched_tiles), the shape forced. Each
+batch's count gives it 100 to 1100 tiles of 128 x 128, 0.4 to 4 rounds of them two to an SM on a
+GPU of 132 SMs. --sides LOW:HIGH and --tiles LOW:HIGH draw from other ranges (a corner of a model's
+range, say); the defaults draw as before they came.
 docs/benchmarks.md, session 56, tested its rule on the 40 of --seed 57 and the 46 of --seed 58;
 session 64 the cost model on --seed 91 and 92 with --rows pairs, a_pairs and b_pairs.
 """
