@@ -277,6 +277,13 @@ int64_t InputSets(int64_t bytes_per_set, int64_t l2_bytes) {
   return 2 * l2_bytes / bytes_per_set + 1;
 }
 
+// `floats` rounded up to 256 bytes. Each operand of each input set starts on
+// 256 bytes, as its own cudaMalloc'd buffer would, so that every set takes the
+// same paths. (Packed back to back, the sets' operands started on 16 bytes in
+// one set and off them in the next, and a batch's runs mixed 16-byte copies
+// with element-wise ones: docs/benchmarks.md, session 66.)
+int64_t Aligned(int64_t floats) { return (floats + 63) / 64 * 64; }
+
 struct Timing {
   double median_ms;  // per run
   int samples;
@@ -530,12 +537,12 @@ class KernelBench {
 
   void RunSgemm(const GemmShape& shape) {
     const int64_t m = shape.m, k = shape.k, n = shape.n;
-    const int64_t set = m * k + k * n + m * n;  // floats: A, B, C
+    const int64_t set = Aligned(m * k) + Aligned(k * n) + Aligned(m * n);
     const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
     DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
     auto a = [&](int64_t i) { return buffer.get() + i % sets * set; };
-    auto b = [&](int64_t i) { return a(i) + m * k; };
-    auto c = [&](int64_t i) { return b(i) + k * n; };
+    auto b = [&](int64_t i) { return a(i) + Aligned(m * k); };
+    auto c = [&](int64_t i) { return b(i) + Aligned(k * n); };
     const std::string name =
         std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
     const double flop = 2.0 * m * n * k;
@@ -551,7 +558,7 @@ class KernelBench {
     const std::vector<float> reference =
         Output(c(0), m * n, [&] { cublas(0); });
     const Timing cublas_timing = Time(stream_, cublas);
-    const double bytes = 4.0 * set;
+    const double bytes = 4.0 * (m * k + k * n + m * n);
     AddSgemmRow("sgemm", name, "cublas",
                 SampledErrorVsFp64(shape, a(0), b(0), reference), cublas_timing,
                 flop, bytes, cublas_timing.median_ms,
@@ -649,11 +656,11 @@ class KernelBench {
     const int64_t rows = shape.rows, cols = shape.cols;
     const int64_t count = rows * cols;
     const int64_t bytes = count * 4;
-    const int64_t set = 2 * count;  // floats: in, out
+    const int64_t set = 2 * Aligned(count);  // floats: in, out
     const int64_t sets = InputSets(2 * bytes, properties_.l2CacheSize);
     DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
     auto in = [&](int64_t i) { return buffer.get() + i % sets * set; };
-    auto out = [&](int64_t i) { return in(i) + count; };
+    auto out = [&](int64_t i) { return in(i) + Aligned(count); };
     const std::string name = std::to_string(rows) + "x" + std::to_string(cols);
 
     // The roofline: a copy moves the same bytes with no reordering.
@@ -705,12 +712,14 @@ class KernelBench {
   void RunBatched(const BatchedShape& shape,
                   const std::vector<BatchTiles>& forced) {
     const int64_t m = shape.m, k = shape.k, n = shape.n, count = shape.batch;
-    const int64_t set = count * (m * k + k * n + m * n);  // floats
+    const int64_t floats = count * (m * k + k * n + m * n);  // A, B, C
+    const int64_t set = Aligned(count * m * k) + Aligned(count * k * n) +
+                        Aligned(count * m * n);
     const int64_t sets = InputSets(set * 4, properties_.l2CacheSize);
     DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
     auto a = [&](int64_t i) { return buffer.get() + i % sets * set; };
-    auto b = [&](int64_t i) { return a(i) + count * m * k; };
-    auto c = [&](int64_t i) { return b(i) + count * k * n; };
+    auto b = [&](int64_t i) { return a(i) + Aligned(count * m * k); };
+    auto c = [&](int64_t i) { return b(i) + Aligned(count * k * n); };
     const std::string name = std::to_string(m) + "x" + std::to_string(k) + "x" +
                              std::to_string(n) + "/" + std::to_string(count);
     const double flop = 2.0 * m * n * k * count;
@@ -730,7 +739,7 @@ class KernelBench {
                                    reference.begin() + m * n);
     AddSgemmRow("batched", name, "cublas_strided",
                 SampledErrorVsFp64({m, k, n}, a(0), b(0), first), cublas_timing,
-                flop, 4.0 * set, cublas_timing.median_ms,
+                flop, 4.0 * floats, cublas_timing.median_ms,
                 ", " + std::to_string(sets) + " input sets");
 
     auto time_ours = [&](BatchTiles tiles, const std::string& impl) {
@@ -741,7 +750,7 @@ class KernelBench {
       const double error =
           RelError(Output(c(0), count * m * n, [&] { ours(0); }), reference);
       AddSgemmRow("batched", name, impl.c_str(), error, Time(stream_, ours),
-                  flop, 4.0 * set, cublas_timing.median_ms, "");
+                  flop, 4.0 * floats, cublas_timing.median_ms, "");
     };
     time_ours(BatchTiles::kAuto, "matserve_batched");
     for (BatchTiles tiles : forced) {
@@ -752,7 +761,7 @@ class KernelBench {
     // as many bytes as the product (A and B read, C written), half each way.
     // Its %cuBLAS bounds what any kernel could reach. It overwrites B and C
     // with A's values, so it runs after the checks.
-    const int64_t half = set / 2;  // floats, each way
+    const int64_t half = floats / 2;  // each way
     const Timing copy = Time(stream_, [&](int64_t i) {
       CHECK(cudaMemcpyAsync(a(i) + half, a(i), half * 4,
                             cudaMemcpyDeviceToDevice, stream_));
@@ -761,7 +770,7 @@ class KernelBench {
             "memcpy_d2d", copy.median_ms,
             std::nullopt, 100 * cublas_timing.median_ms / copy.median_ms,
             std::nullopt, TimingNote(copy) + ", the same bytes read + written"};
-    row.pct_of_roofline = 100 * RooflineMs(flop, 4.0 * set) / copy.median_ms;
+    row.pct_of_roofline = 100 * RooflineMs(flop, 4.0 * floats) / copy.median_ms;
     Add(row);
   }
 
@@ -908,11 +917,11 @@ class KernelBench {
     const int64_t rows = shape.rows, cols = shape.cols, count = shape.batch;
     const int64_t items = rows * cols;
     const int64_t bytes = count * items * 4;
-    const int64_t set = 2 * count * items;  // floats: ins, outs
+    const int64_t set = 2 * Aligned(count * items);  // floats: ins, outs
     const int64_t sets = InputSets(2 * bytes, properties_.l2CacheSize);
     DeviceBuffer buffer = AllocateRandom(sets * set, ++seed_, stream_);
     auto in = [&](int64_t i) { return buffer.get() + i % sets * set; };
-    auto out = [&](int64_t i) { return in(i) + count * items; };
+    auto out = [&](int64_t i) { return in(i) + Aligned(count * items); };
     const std::string name = std::to_string(rows) + "x" + std::to_string(cols) +
                              "/" + std::to_string(count);
 
