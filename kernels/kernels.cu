@@ -2270,13 +2270,14 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // overhead and its speeds in a last round short of a whole one (128 x 64
 // tiles, which in that range never cost least, are left out). Else kAuto, and
 // the rules choose. All are tools/fit_tile_model.py's fit to every shape
-// forced on 768 random batches, measured on an H200 (docs/benchmarks.md,
+// forced on 764 random batches, measured on an H200 (docs/benchmarks.md,
 // sessions 62 to 64): tools/random_batches.py's seeds 81, 82, 88 and 91, and
 // 86, 87, 89 and 92 with --sides 700:1099 --tiles 100:400, each --rows odd,
 // a_odd and b_odd (91 and 92: pairs, a_pairs and b_pairs), and the 48 of seeds
-// 6301 and 6404 (M and N 1025-1100). Fitted on all of those lists but one and
-// tested on it (--crosswise): behind the best forced shape by 0.33%
-// (geometric mean, 721 batches in range), against 0.93% for session 63's
+// 6301 and 6404 (M and N 1025-1100) less the 4 whose edges the rules cut.
+// Fitted on all of those lists but one and tested on it (--crosswise): behind
+// the best forced shape by 0.32% (geometric mean, 717 batches in range; 0.33%
+// with those 4 fitted whole, session 65), against 0.93% for session 63's
 // model, which ran every shape's problems as if none split K: 76% of its gap
 // lay in batches whose picked or best shape split K (PlanSplits runs a
 // batch's first problems with K whole and splits the rest). Without the
@@ -2292,9 +2293,13 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // model; 57 picks changed, 1.9% ahead (geometric mean), 22 over 2% ahead and
 // 10 over 2% behind (at most 7.9%). The sweep (kernels/bench/batched_sweep.txt)
 // moved one row over 2%, behind: 449^3 x 12, whose whole 64s (448x449x448 x
-// 12, cut by SgemmBatchEdges, which cuts no batch of the random lists) take
-// four-warp tiles with K split in the last two problems for 64 x 128 ones, a
-// pick session 63's model made by 0.02%, 0.0854 against 0.0795.
+// 12, cut by SgemmBatchEdges) take four-warp tiles with K split in the last
+// two problems for 64 x 128 ones, a pick session 63's model made by 0.02%,
+// 0.0854 against 0.0795. With each operand of the bench's input sets on 256
+// bytes (session 66): 0.28%, 0.28% and 0.34% behind the best forced shape on
+// seeds 81, 82 and 95 re-measured; on 99 batches whose edges the rules cut
+// (seed 97 with --edges cut, the shapes forced on their whole 64s), 0.58%,
+// 8 over 2% (449^3 x 12 among them, 6.8%).
 BatchTiles ModeledBatchTiles(int64_t m, int64_t n, int64_t k, int64_t count,
                              bool vector_a, bool vector_b, int64_t sms) {
   constexpr int64_t kMinModeledSide = 260;

@@ -22,15 +22,16 @@ operands off 16 bytes (both, A alone, B alone), as the median of measured time o
 relative to 64 x 128 tiles. All are printed in kernels.cu's order. --test picks the shape of least
 modeled time for each batch in range and compares its forced row (tiles_NAME) with the rules'
 (matserve_batched) of the same run, and with the best forced row (the measure that stands where
-matserve_batched is itself a build of the model). The bench's operands are packed, so A's rows lie
-on 16 bytes where K is a multiple of 4 and B's where N is. A batch whose edges the rules cut into
+matserve_batched is itself a build of the model). Each operand of the bench's input sets starts on
+256 bytes, so A's rows lie on 16 bytes where K is a multiple of 4 and B's where N is (before session
+66 the sets were packed, and did so in some sets only). A batch whose edges the rules cut into
 strips (SgemmBatchEdges) is modeled and picked for by its whole 64s, as ModeledBatchTiles sees it,
 and its forced rows force the whole 64s' shape; it is tested, not fitted, as its times hold the
-strips'. --crosswise fits on every group of
-runs (CSVs joined by commas, one seed's, say) but one, and prints how far the picks lie behind the
-best forced shape on the one left out, for each in turn: the check before fresh seeds. The speeds,
-overheads and costs in kernels.cu are this script's --fit to the ten groups that docs/benchmarks.md,
-session 65, checks crosswise (runs 276-284: 768 batches, every shape forced).
+strips'. --crosswise fits on every group of runs (CSVs joined by commas, one seed's, say) but one,
+and prints how far the picks lie behind the best forced shape on the one left out, for each in turn:
+the check before fresh seeds. The speeds, overheads and costs in kernels.cu are this script's --fit
+to the ten groups that docs/benchmarks.md, session 65, checks crosswise (runs 276-284: 768 batches,
+every shape forced; the 764 run whole are fitted, session 66).
 """
 
 import argparse
