@@ -66,6 +66,7 @@ def in_range(m, k, n, count, sms):
 
 
 def model_takes(m, k, n, count, off, sms):
+    """ModeledBatchTiles' range test on these sides (off: an operand lies off 16 bytes)."""
     big = ceil_div(m, 128) * ceil_div(n, 128) * count
     return (count > 1 and off and sms <= big <= MAX_ROUNDS * 2 * sms
             and MIN_SIDE <= min(m, n, k) and max(m, n, k) <= MAX_SIDE)
