@@ -2270,17 +2270,17 @@ cudaError_t SgemmBatch(const Batch& p, cudaStream_t stream) {
 // overhead and its speeds in a last round short of a whole one (128 x 64
 // tiles, which in that range never cost least, are left out). Else kAuto, and
 // the rules choose. All are tools/fit_tile_model.py's fit to every shape
-// forced on 764 random batches, measured on an H200 (docs/benchmarks.md,
-// sessions 62 to 64): tools/random_batches.py's seeds 81, 82, 88 and 91, and
-// 86, 87, 89 and 92 with --sides 700:1099 --tiles 100:400, each --rows odd,
-// a_odd and b_odd (91 and 92: pairs, a_pairs and b_pairs), and the 48 of seeds
-// 6301 and 6404 (M and N 1025-1100) less the 4 whose edges the rules cut.
-// Fitted on all of those lists but one and tested on it (--crosswise): behind
-// the best forced shape by 0.32% (geometric mean, 717 batches in range; 0.33%
-// with those 4 fitted whole, session 65), against 0.93% for session 63's
-// model, which ran every shape's problems as if none split K: 76% of its gap
-// lay in batches whose picked or best shape split K (PlanSplits runs a
-// batch's first problems with K whole and splits the rest). Without the
+// forced on 764 random batches, measured on an H200 (docs/tile_model/fit;
+// docs/benchmarks.md, sessions 62 to 64): tools/random_batches.py's seeds 81,
+// 82, 88 and 91, and 86, 87, 89 and 92 with --sides 700:1099 --tiles 100:400,
+// each --rows odd, a_odd and b_odd (91 and 92: pairs, a_pairs and b_pairs), and
+// the 48 of seeds 6301 and 6404 (M and N 1025-1100) less the 4 whose edges the
+// rules cut. Fitted on all of those lists but one and tested on it
+// (--crosswise): behind the best forced shape by 0.32% (geometric mean, 717
+// batches in range; 0.33% with those 4 fitted whole, session 65), against 0.93%
+// for session 63's model, which ran every shape's problems as if none split K:
+// 76% of its gap lay in batches whose picked or best shape split K (PlanSplits
+// runs a batch's first problems with K whole and splits the rest). Without the
 // factors of plans that split, 0.30%, but 0.41% against 0.34% on the fresh
 // batches below, and it took four-warp 64 x 64 tiles where two-warp ones ran
 // faster (401^3 x 25 0.1277 ms against 0.1144; the factors give four-warp

@@ -3,11 +3,13 @@
 known costs and overheads give those back (and leave the speeds where they start, which fit them
 already), batches outside ModeledBatchTiles' range are left out of the fit, --test counts the
 picks ahead of and behind the rules, --crosswise tests each group of runs on a fit to the others,
-and the modeled work follows PlanSplits' plan of whole and split problems.
+and the modeled work follows PlanSplits' plan of whole and split problems; and the constants in
+kernels/kernels.cu are the tool's fit to the runs in docs/tile_model/fit.
 
 Usage: fit_tile_model_test.py --tool PATH/tools/fit_tile_model.py
 """
 import argparse
+import glob
 import importlib.util
 import os
 import re
@@ -128,6 +130,39 @@ class FitTileModel(unittest.TestCase):
         self.assertEqual(t.modeled_sides(1025, 1001, 1025, 14, 132), (1025, 1025))
         self.assertFalse(t.in_range(1025, 1001, 1025, 14, 132))
         self.assertTrue(t.in_range(1025, 1001, 1025, 13, 132))
+
+    def test_kernels_cu_holds_the_fit_to_the_committed_runs(self):
+        root = os.path.dirname(os.path.dirname(os.path.abspath(ARGS.tool)))
+        runs = os.path.join(root, "docs", "tile_model", "fit")
+        out = subprocess.run([sys.executable, ARGS.tool, "--fit",
+                              *sorted(glob.glob(os.path.join(runs, "*.csv")))],
+                             capture_output=True, text=True, timeout=600, check=True)
+        lines = [line.split() for line in out.stdout.splitlines()]
+        fitted = {}  # shape: (overhead, speeds, split factors, costs by class)
+        for words in lines[1:6]:
+            fitted[words[0]] = [int(words[1]), [float(x) for x in words[2:]], [1.0, 1.0], {}]
+        for words in lines[7:11]:
+            fitted[words[0]][2] = [float(x) for x in words[1:]]
+        shapes = lines[11][3:]
+        for words in lines[12:]:
+            for shape, cost in zip(shapes, words[1:]):
+                fitted[shape][3][words[0]] = float(cost)
+        with open(os.path.join(root, "kernels", "kernels.cu")) as source:
+            calls = re.findall(r"consider\(WarpTiled(\w+)\(\), BatchTiles::k\w+,\s*\{([^}]*)\},"
+                               r"\s*(\d+),\s*std::array\{([^}]*)\},\s*\{([^}]*)\}\)",
+                               source.read())
+        names = {"Small": "small", "QuadFew": "quad_few", "Mid": "mid", "Wide": "wide",
+                 "Big": "big"}
+        self.assertEqual(sorted(names[call[0]] for call in calls), sorted(fitted))
+        numbers = lambda text: [float(x) for x in text.split(",")]
+        for name, costs, overhead, speeds, factors in calls:
+            overhead_fit, speeds_fit, factors_fit, costs_fit = fitted[names[name]]
+            self.assertEqual(int(overhead), overhead_fit, name)
+            for got, want in ((numbers(speeds), speeds_fit), (numbers(factors), factors_fit),
+                              (numbers(costs), [costs_fit[c] for c in ("both", "a", "b")])):
+                self.assertEqual(len(got), len(want), name)
+                for g, w in zip(got, want):
+                    self.assertAlmostEqual(g, w, delta=5e-5, msg=name)
 
     def test_crosswise_tests_each_group_on_a_fit_to_the_others(self):
         # In one group the 128 x 128 tiles cost least, in the other most: a fit to either picks

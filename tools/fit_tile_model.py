@@ -30,8 +30,8 @@ and its forced rows force the whole 64s' shape; it is tested, not fitted, as its
 strips'. --crosswise fits on every group of runs (CSVs joined by commas, one seed's, say) but one,
 and prints how far the picks lie behind the best forced shape on the one left out, for each in turn:
 the check before fresh seeds. The speeds, overheads and costs in kernels.cu are this script's --fit
-to the ten groups that docs/benchmarks.md, session 65, checks crosswise (runs 276-284: 768 batches,
-every shape forced; the 764 run whole are fitted, session 66).
+to the runs in docs/tile_model/fit (its README: the ten groups that docs/benchmarks.md, session 65,
+checks crosswise, less the 4 batches whose edges the rules cut; 764 batches, every shape forced).
 """
 
 import argparse
