@@ -73,6 +73,7 @@ def model_takes(m, k, n, count, off, sms):
 
 
 EDGE_TILE, MAX_EDGE, MAX_WIDE_EDGE, MIN_FILL = 64, 4, 16, 0.75  # SgemmBatchEdges, InnerFills
+MIN_PADDED_MACS, MIN_MACS_PER_COPIED = 2 ** 32, 512  # SgemmBatch
 
 
 def wide_padded_area(m, n):
@@ -86,8 +87,9 @@ def modeled_sides(m, k, n, count, sms):
     rows, cols = m % EDGE_TILE, n % EDGE_TILE
     inner_m, inner_n = m - rows, n - cols
     macs = m * n * k * count
-    padded = (operands_off(k, n) == "both" and count > 1 and macs >= 2 ** 32
-              and macs >= 512 * count * k * (m + n) and not model_takes(m, k, n, count, True, sms))
+    padded = (operands_off(k, n) == "both" and count > 1 and macs >= MIN_PADDED_MACS
+              and macs >= MIN_MACS_PER_COPIED * count * k * (m + n)
+              and not model_takes(m, k, n, count, True, sms))
     cut_cols = cols <= MAX_EDGE or (cols <= MAX_WIDE_EDGE and wide_padded_area(inner_m, inner_n)
                                     < wide_padded_area(m, n))
     cut = (not padded and count > 1 and min(inner_m, inner_n) >= 128 and rows <= MAX_EDGE
@@ -220,14 +222,19 @@ def fitted(batches, sms):
             and modeled_sides(*batch, sms) == (batch[0], batch[2])]
 
 
+def residuals(batches, sms, model):
+    """(batch, shape, log(measured / modeled work)) of each forced row of the batches fitted."""
+    for batch, times in fitted(batches, sms):
+        for shape in SHAPES:
+            if shape in times:
+                yield batch, shape, math.log(times[shape] / work(*batch, shape, sms, model))
+
+
 def log_ratios(batches, sms, model):
     """{(class, shape): [log(measured / modeled work)]} over the batches fitted."""
     logs = {}
-    for (m, k, n, count), times in fitted(batches, sms):
-        for shape in SHAPES:
-            if shape in times:
-                logs.setdefault((operands_off(k, n), shape), []).append(
-                    math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    for (m, k, n, count), shape, log in residuals(batches, sms, model):
+        logs.setdefault((operands_off(k, n), shape), []).append(log)
     return logs
 
 
@@ -261,12 +268,9 @@ def fit(batches, sms, passes=2):
             fit_grid(batches, sms, model, speeds, (shape, r),
                      [low + (1 - low) * i / GRID for i in range(GRID + 1)])
     by_plan = {}
-    for (m, k, n, count), times in fitted(batches, sms):
-        for shape in SHAPES:
-            if shape in times:
-                plan = plan_kind(*plan_splits(m, k, n, count, shape, sms))
-                by_plan.setdefault((shape, plan), []).append(
-                    math.log(times[shape] / work(m, k, n, count, shape, sms, model)))
+    for batch, shape, log in residuals(batches, sms, model):
+        plan = plan_kind(*plan_splits(*batch, shape, sms))
+        by_plan.setdefault((shape, plan), []).append(log)
     for (shape, plan), logs in by_plan.items():
         if plan != "whole" and (shape, "whole") in by_plan and len(logs) >= MIN_PLAN_BATCHES:
             factors[(shape, plan)] = math.exp(statistics.median(logs) -
