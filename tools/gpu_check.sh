@@ -5,18 +5,21 @@
 # There:        bash tools/gpu_check.sh [PART...]   (logs go to $OUT when it is set)
 # PARTs: tests (cuda_test and the end-to-end tests), fuzz (matserve-kernel-fuzz: 50 fresh random
 # cases of each entry point against cuBLAS, under a minute on an H200, session 58), memcheck,
-# racecheck, synccheck, cli; all by default. On an H100 they took over the device tool's 10
-# minutes a call (session 20, the tests' own times: tests 3 minutes, memcheck 1.5, racecheck 4.5,
-# synccheck 1, cli under 1), so run them as two calls there: `tests fuzz memcheck`, then
-# `racecheck synccheck cli`. The packed programs outgrew the tool's 64 MiB (session 24): carry
-# only what each call runs (the first without matserve-load, matserve-echo-server,
-# matserve-kernel-bench, matserve-cli and the CPU end-to-end test, which CI runs; the second
-# without the end-to-end tests or matserve-kernel-fuzz either). On a machine of four GPUs the
-# parts run at once, one GPU each, all in one call (session 33: 4.5 minutes, the packed programs
-# as one xz archive of 25 MB):
-#   CUDA_VISIBLE_DEVICES=1 bash tools/gpu_check.sh tests fuzz cli &
-#   CUDA_VISIBLE_DEVICES=2 bash tools/gpu_check.sh memcheck synccheck &
-#   CUDA_VISIBLE_DEVICES=3 bash tools/gpu_check.sh racecheck & wait
+# racecheck, synccheck, cli; all by default. Together they take about half an hour of one GPU, more
+# than the device tool's 10 minutes a call. On an H200 (session 67, 622 GPU tests): tests 4.5
+# minutes, memcheck 3.2, racecheck 16 (350 tests), synccheck 3.7. So split the parts over calls,
+# or over the GPUs of one host, and racecheck into shards with GoogleTest's own variables; a
+# sharded run names its logs NAME.SHARD.log. On two H200s, racecheck in four shards took one call
+# of 8.4 minutes:
+#   shards() {  # shards GPU INDEX...
+#     local gpu=$1 i; shift
+#     for i; do CUDA_VISIBLE_DEVICES=$gpu GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i \
+#       bash tools/gpu_check.sh racecheck; done
+#   }
+#   shards 0 0 1 & shards 1 2 3 & wait
+# The device tool brings back at most 8 files from $OUT: point OUT elsewhere and put the logs
+# into one archive under $OUT. The packed programs outgrew the tool's 64 MiB (session 24): carry
+# them as one xz archive (45 MB at session 67) and unpack it there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export LD_LIBRARY_PATH=$PWD/.device/lib:${LD_LIBRARY_PATH:-}
@@ -29,11 +32,12 @@ failed=0
 step() {  # step NAME COMMAND...: runs it, logs it, remembers a failure
   local name=$1; shift
   echo "=== $name"
-  "$@" >"$out/$name.log" 2>&1
+  local log=$out/$name${GTEST_SHARD_INDEX:+.$GTEST_SHARD_INDEX}.log
+  "$@" >"$log" 2>&1
   local rc=$?
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|ERROR SUMMARY|^seed |^FAIL|^[0-9]+ failed$" \
-    "$out/$name.log" | head -20
-  [ $rc -eq 0 ] || { echo "!!! $name failed (exit $rc)"; tail -30 "$out/$name.log"; failed=1; }
+    "$log" | head -20
+  [ $rc -eq 0 ] || { echo "!!! $name failed (exit $rc)"; tail -30 "$log"; failed=1; }
 }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 if [[ $parts == *" tests "* ]]; then
